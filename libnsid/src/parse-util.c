@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "parse-util.h"
+
+int parse_u64_n(const char *s, size_t len, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (!s || len == 0 || len > 20)
+                return s && len > 20 && strspn(s, "0123456789") >= len ? -ERANGE : -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                unsigned d;
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                d = (unsigned) (s[i] - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        if (v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int parse_u64_max(const char *s, uint64_t max, uint64_t *ret) {
+        if (!s)
+                return -EINVAL;
+        return parse_u64_n(s, strlen(s), max, ret);
+}
+
+int parse_u32(const char *s, uint32_t *ret) {
+        uint64_t v;
+        int r = parse_u64_max(s, UINT32_MAX, &v);
+        if (r < 0)
+                return r;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int parse_pid(const char *s, int *ret) {
+        uint64_t v;
+        int r = parse_u64_max(s, 4194304, &v);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
