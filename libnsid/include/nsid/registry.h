@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef NSID_REGISTRY_H
+#define NSID_REGISTRY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <nsid/common.h>
+#include <nsid/identity.h>
+#include <nsid/ns.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The identity registry: a small SQLite database (default NSID_STATE_DIR/registry.db) that
+ * records which identity was handed to which network namespace, from which key, and keeps the
+ * random keys of namespaces that have no other key for their lifetime.
+ *
+ * A network namespace is recorded as (dev, ino) of its nsfs file plus a liveness marker:
+ * the boot id and the netns cookie (SO_NETNS_COOKIE, never reused within a boot). Inode
+ * numbers are reused after a netns dies; the marker tells a reused inode from the original.
+ *
+ * Journal mode WAL, a busy timeout, and one BEGIN IMMEDIATE transaction per change, so many
+ * processes may write at once (containers starting together) and a process killed in the
+ * middle of a write loses only its own uncommitted change. UNIQUE(app, identity) makes the
+ * database itself refuse one identity bound to two namespaces; a binding whose namespace is
+ * gone is replaced only after checking it is really gone.
+ *
+ * A database that cannot be opened or read (corrupt, not a database, permissions) is reported
+ * with the file name and SQLite's message (LOG_ERR, and nsid_registry_last_error()); it is
+ * never reset, rewritten or deleted by the library.
+ */
+
+#define NSID_REGISTRY_FILE "registry.db"
+#define NSID_REGISTRY_SCHEMA_VERSION 1
+
+enum {
+        NSID_REGISTRY_READONLY = 1u << 0, /* open read-only, never create */
+};
+
+/* Open (creating it and its directory, 0700/0600, unless READONLY) the database at path
+ * (NULL: NSID_STATE_DIR "/" NSID_REGISTRY_FILE). -EBADMSG for a corrupt file or one that is
+ * not an SQLite database, -EPROTO for a schema newer than this library knows, -EACCES/-EROFS
+ * etc. as SQLite reports them. */
+NSID_API_WARN_UNUSED int nsid_registry_open(const char *path, unsigned flags,
+                                            nsid_registry **ret);
+nsid_registry *nsid_registry_ref(nsid_registry *r);
+nsid_registry *nsid_registry_unref(nsid_registry *r);
+const char *nsid_registry_get_path(const nsid_registry *r);
+/* The last SQLite error message of this handle ("" if none). Valid until the next call. */
+const char *nsid_registry_last_error(const nsid_registry *r);
+/* Run PRAGMA integrity_check: 0 if "ok", -EBADMSG otherwise (details in last_error). */
+int nsid_registry_check_integrity(nsid_registry *r);
+
+typedef struct nsid_registry_entry {
+        char *app;
+        char *identity;         /* 32 hex */
+        char *key;              /* the container key */
+        nsid_key_source source;
+        nsid_ns_id netns;
+        char *boot_id;          /* boot the netns lived in */
+        uint64_t netns_cookie;  /* SO_NETNS_COOKIE of the netns */
+        pid_t pid;              /* a process of the container when recorded, 0 if none */
+        char *name;             /* container name/id if known, NULL otherwise */
+        int64_t first_seen;     /* seconds since the epoch */
+        int64_t last_seen;
+} nsid_registry_entry;
+
+void nsid_registry_entry_done(nsid_registry_entry *e);
+void nsid_registry_entries_free(nsid_registry_entry *v, size_t n);
+
+/* Every binding, ordered by netns inode. */
+NSID_API_WARN_UNUSED int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret,
+                                            size_t *ret_n);
+/* The binding of (app, netns) if it has the same boot id and cookie: 0 and *ret filled,
+ * -ENOENT if none or only a stale one (a reused inode). */
+NSID_API_WARN_UNUSED int nsid_registry_lookup_netns(nsid_registry *r, const char *app,
+                                                    const nsid_ns_id *netns,
+                                                    const char *boot_id, uint64_t cookie,
+                                                    nsid_registry_entry *ret);
+
+/* Decides whether the netns of a recorded entry is still alive (1), gone (0), or negative
+ * errno. nsid_netns_entry_is_live() (nsid/netns.h) is the real one; tests may pass their own. */
+typedef int (*nsid_registry_live_fn)(const nsid_registry_entry *e, void *userdata);
+
+enum {
+        NSID_REGISTRY_BIND_REPLACE = 1u << 0, /* this netns may change its recorded identity */
+};
+
+/*
+ * Record that e->identity (of e->app, from e->key/e->source) is used by e->netns, in one
+ * BEGIN IMMEDIATE transaction:
+ *  - an existing binding of this netns (same marker) with the same identity: only last_seen,
+ *    pid and name are updated; returns 0;
+ *  - one with a different identity: -EEXIST (ret_conflict filled) unless BIND_REPLACE;
+ *  - a stale binding of a dead netns with the same inode: replaced;
+ *  - the identity bound to another netns: live(other) decides; alive -> -EADDRINUSE and
+ *    ret_conflict filled (nothing changed); gone -> the stale binding is replaced.
+ * Returns 1 when a new binding was inserted, 0 when an existing one was refreshed. live NULL
+ * means nsid_netns_entry_is_live(). ret_conflict may be NULL; first_seen/last_seen of e are
+ * ignored (now).
+ */
+NSID_API_WARN_UNUSED int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e,
+                                            unsigned flags, nsid_registry_live_fn live,
+                                            void *userdata, nsid_registry_entry *ret_conflict);
+/* Remove the binding of (app, netns) if it carries this identity. 0, or -ENOENT. */
+int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_ns_id *netns,
+                         const char *identity);
+/* Remove every binding whose netns is gone (live decides as above). Returns how many. */
+int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, void *userdata);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The host secret: /etc/machine-id, or a random secret persisted under the state dir. */
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hostsecret-internal.h"
+#include "log-internal.h"
+#include "macro.h"
+#include "nsid/identity.h"
+#include "proc-util.h"
+
+#define HOST_SECRET_FILE "host-secret"
+
+const char *nsid_state_dir_or_default(const char *dir) {
+        return dir && *dir ? dir : NSID_STATE_DIR;
+}
+
+int nsid_host_machine_id(const char *path, uint8_t ret[16]) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        struct stat st;
+        int r;
+
+        if (!path)
+                path = "/etc/machine-id";
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -ENXIO;
+        r = read_fd_capped(fd, 64, &data, &size);
+        if (r < 0)
+                return r == -EFBIG ? -EINVAL : r;
+        r = nsid_machine_id_parse(data, size, ret);
+        OPENSSL_cleanse(data, size);
+        return r;
+}
+
+static int read_secret_file(int dfd, uint8_t ret[16]) {
+        _cleanup_close_ int fd = -EBADF;
+        uint8_t b[17];
+        struct stat st;
+        ssize_t n;
+
+        fd = openat(dfd, HOST_SECRET_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
+                                                   O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -ENXIO;
+        if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+                return -EPERM;
+        if (st.st_size != 16)
+                return -EBADMSG;
+        n = pread(fd, b, sizeof(b), 0);
+        if (n < 0)
+                return negative_errno();
+        if (n != 16) {
+                OPENSSL_cleanse(b, sizeof(b));
+                return -EBADMSG;
+        }
+        memcpy(ret, b, 16);
+        OPENSSL_cleanse(b, sizeof(b));
+        return 0;
+}
+
+static int create_secret_file(int dfd, uint8_t ret[16]) {
+        _cleanup_close_ int fd = -EBADF;
+        char procpath[64];
+        uint8_t b[16];
+        int r;
+
+        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return negative_errno();
+        if (fchmod(fd, 0600) < 0)
+                return negative_errno();
+        if (RAND_priv_bytes(b, sizeof(b)) != 1)
+                return -EIO;
+        if (write(fd, b, sizeof(b)) != (ssize_t) sizeof(b)) {
+                r = errno > 0 ? -errno : -EIO;
+                goto out;
+        }
+        if (fsync(fd) < 0) {
+                r = negative_errno();
+                goto out;
+        }
+        snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", fd);
+        /* linkat() never replaces: a concurrent creator's file wins and is read back. */
+        if (linkat(AT_FDCWD, procpath, dfd, HOST_SECRET_FILE, AT_SYMLINK_FOLLOW) < 0) {
+                r = negative_errno();
+                goto out;
+        }
+        (void) fsync(dfd);
+        memcpy(ret, b, 16);
+        r = 0;
+out:
+        OPENSSL_cleanse(b, sizeof(b));
+        return r;
+}
+
+_public_ int nsid_host_secret_load(const char *machine_id_path, const char *state_dir,
+                                   uint8_t ret_secret[NSID_ID128_SIZE],
+                                   nsid_host_secret_source *ret_source) {
+        _cleanup_close_ int dfd = -EBADF;
+        uint8_t b[16];
+        int r;
+
+        assert_return(ret_secret, -EINVAL);
+
+        r = nsid_host_machine_id(machine_id_path, b);
+        if (r >= 0) {
+                memcpy(ret_secret, b, 16);
+                OPENSSL_cleanse(b, sizeof(b));
+                if (ret_source)
+                        *ret_source = NSID_HOST_SECRET_MACHINE_ID;
+                return 0;
+        }
+        if (r != -ENOENT && r != -ENOMEDIUM && r != -EINVAL)
+                return log_debug_errno(r, "host secret: cannot read %s: %s",
+                                       machine_id_path ? machine_id_path : "/etc/machine-id",
+                                       strerror(-r));
+        log_debug("host secret: machine-id %s (%s), using the state file",
+                  machine_id_path ? machine_id_path : "/etc/machine-id", strerror(-r));
+
+        state_dir = nsid_state_dir_or_default(state_dir);
+        if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+                return log_debug_errno(-errno, "host secret: cannot create %s: %s", state_dir,
+                                       strerror(errno));
+        dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+
+        r = read_secret_file(dfd, b);
+        if (r == -ENOENT) {
+                r = create_secret_file(dfd, b);
+                if (r == -EEXIST)
+                        r = read_secret_file(dfd, b);
+        }
+        if (r < 0)
+                return log_debug_errno(r, "host secret: %s/" HOST_SECRET_FILE ": %s", state_dir,
+                                       strerror(-r));
+        memcpy(ret_secret, b, 16);
+        OPENSSL_cleanse(b, sizeof(b));
+        if (ret_source)
+                *ret_source = NSID_HOST_SECRET_STATE_FILE;
+        return 0;
+}

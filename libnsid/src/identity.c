@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Identity derivation (HMAC-SHA256 keyed by the host secret), key selection for a netns. */
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/core_names.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hostsecret-internal.h"
+#include "log-internal.h"
+#include "macro.h"
+#include "nsid/file.h"
+#include "nsid/identity.h"
+#include "nsid/netns.h"
+#include "nsid/registry.h"
+
+#define IDENTITY_MSG_VERSION "nsid-id-v1"
+
+struct nsid_identity {
+        unsigned n_ref;
+        char string[NSID_IDENTITY_STRING_SIZE];
+        char app[NSID_APP_MAX + 1];
+        nsid_key_source source;
+        unsigned flags;
+        int registry_error;
+        nsid_ns_id netns;
+};
+
+static const char *const key_source_names[_NSID_KEY_SOURCE_MAX] = {
+        [NSID_KEY_EXPLICIT] = "explicit",
+        [NSID_KEY_CONTAINER_ID] = "container-id",
+        [NSID_KEY_MACHINE_ID] = "machine-id",
+        [NSID_KEY_RANDOM] = "random",
+};
+
+_public_ const char *nsid_key_source_to_string(nsid_key_source s) {
+        if ((int) s < 0 || s >= _NSID_KEY_SOURCE_MAX)
+                return NULL;
+        return key_source_names[s];
+}
+
+_public_ int nsid_key_source_from_string(const char *s) {
+        assert_return(s, -EINVAL);
+        for (int i = 0; i < _NSID_KEY_SOURCE_MAX; i++)
+                if (strcmp(key_source_names[i], s) == 0)
+                        return i;
+        return -EINVAL;
+}
+
+_public_ const char *nsid_host_secret_source_to_string(nsid_host_secret_source s) {
+        switch (s) {
+        case NSID_HOST_SECRET_MACHINE_ID:
+                return "machine-id";
+        case NSID_HOST_SECRET_STATE_FILE:
+                return "state-file";
+        default:
+                return NULL;
+        }
+}
+
+static int unhex(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+_public_ int nsid_machine_id_parse(const char *data, size_t size, uint8_t ret[NSID_ID128_SIZE]) {
+        uint8_t b[NSID_ID128_SIZE];
+        bool nonzero = false;
+
+        assert_return(data || size == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        if (size == 0 || (size == 1 && data[0] == '\n'))
+                return -ENOMEDIUM;
+        if ((size == 13 || size == 14) && memcmp(data, "uninitialized", 13) == 0 &&
+            (size == 13 || data[13] == '\n'))
+                return -ENOMEDIUM;
+        if (size == 33) {
+                if (data[32] != '\n')
+                        return -EINVAL;
+        } else if (size != 32)
+                return -EINVAL;
+
+        for (size_t i = 0; i < NSID_ID128_SIZE; i++) {
+                int hi = unhex(data[2 * i]), lo = unhex(data[2 * i + 1]);
+                if (hi < 0 || lo < 0)
+                        return -EINVAL;
+                b[i] = (uint8_t) (hi << 4 | lo);
+                nonzero = nonzero || b[i] != 0;
+        }
+        if (!nonzero)
+                return -EINVAL;
+        memcpy(ret, b, sizeof(b));
+        OPENSSL_cleanse(b, sizeof(b));
+        return 0;
+}
+
+_public_ int nsid_app_validate(const char *app) {
+        size_t n;
+
+        assert_return(app, -EINVAL);
+        n = strlen(app);
+        if (n == 0 || n > NSID_APP_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                char c = app[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-'))
+                        return -EINVAL;
+        }
+        return 0;
+}
+
+_public_ int nsid_key_validate(const char *key) {
+        size_t n;
+
+        assert_return(key, -EINVAL);
+        n = strlen(key);
+        if (n == 0 || n > NSID_KEY_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) key[i] < 0x21 || (unsigned char) key[i] > 0x7e)
+                        return -EINVAL;
+        return 0;
+}
+
+static void put_be32(uint8_t *p, uint32_t v) {
+        p[0] = (uint8_t) (v >> 24);
+        p[1] = (uint8_t) (v >> 16);
+        p[2] = (uint8_t) (v >> 8);
+        p[3] = (uint8_t) v;
+}
+
+_public_ int nsid_identity_derive(const uint8_t secret[NSID_ID128_SIZE], const char *app,
+                                  const char *key, char ret[NSID_IDENTITY_STRING_SIZE]) {
+        static const char hex[] = "0123456789abcdef";
+        uint8_t md[EVP_MAX_MD_SIZE], len[4];
+        unsigned md_len = 0;
+        size_t app_len, key_len;
+        int r = -EIO;
+
+        assert_return(secret, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(nsid_app_validate(app) == 0, -EINVAL);
+        assert_return(nsid_key_validate(key) == 0, -EINVAL);
+
+        app_len = strlen(app);
+        key_len = strlen(key);
+
+        EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        EVP_MAC_CTX *mctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+        if (!mctx)
+                goto out;
+        {
+                OSSL_PARAM params[] = {
+                        OSSL_PARAM_construct_utf8_string("digest", (char *) "SHA256", 0),
+                        OSSL_PARAM_construct_end(),
+                };
+                size_t outl = 0;
+
+                if (EVP_MAC_init(mctx, secret, NSID_ID128_SIZE, params) != 1)
+                        goto out;
+                if (EVP_MAC_update(mctx, (const uint8_t *) IDENTITY_MSG_VERSION,
+                                   strlen(IDENTITY_MSG_VERSION)) != 1)
+                        goto out;
+                put_be32(len, (uint32_t) app_len);
+                if (EVP_MAC_update(mctx, len, 4) != 1 ||
+                    EVP_MAC_update(mctx, (const uint8_t *) app, app_len) != 1)
+                        goto out;
+                put_be32(len, (uint32_t) key_len);
+                if (EVP_MAC_update(mctx, len, 4) != 1 ||
+                    EVP_MAC_update(mctx, (const uint8_t *) key, key_len) != 1)
+                        goto out;
+                if (EVP_MAC_final(mctx, md, &outl, sizeof(md)) != 1 || outl < 16)
+                        goto out;
+                md_len = (unsigned) outl;
+        }
+        (void) md_len;
+
+        /* RFC 4122 version 4, variant 10xx, as systemd's app-specific ids. */
+        md[6] = (uint8_t) ((md[6] & 0x0f) | 0x40);
+        md[8] = (uint8_t) ((md[8] & 0x3f) | 0x80);
+        for (size_t i = 0; i < 16; i++) {
+                ret[2 * i] = hex[md[i] >> 4];
+                ret[2 * i + 1] = hex[md[i] & 15];
+        }
+        ret[32] = '\0';
+        r = 0;
+out:
+        OPENSSL_cleanse(md, sizeof(md));
+        EVP_MAC_CTX_free(mctx);
+        EVP_MAC_free(mac);
+        if (r < 0)
+                log_debug("identity: HMAC-SHA256 failed in libcrypto");
+        return r;
+}
+
+/* ---- nsid_identity objects ---- */
+
+_public_ nsid_identity *nsid_identity_ref(nsid_identity *id) {
+        if (id)
+                id->n_ref++;
+        return id;
+}
+
+_public_ nsid_identity *nsid_identity_unref(nsid_identity *id) {
+        if (!id)
+                return NULL;
+        if (--id->n_ref > 0)
+                return NULL;
+        free(id);
+        return NULL;
+}
+
+DEFINE_UNREF_CLEANUP(nsid_identity, nsid_identity_unref)
+DEFINE_UNREF_CLEANUP(nsid_ns, nsid_ns_unref)
+
+_public_ const char *nsid_identity_get_string(const nsid_identity *id) {
+        return id ? id->string : NULL;
+}
+
+_public_ const char *nsid_identity_get_app(const nsid_identity *id) {
+        return id ? id->app : NULL;
+}
+
+_public_ nsid_key_source nsid_identity_get_source(const nsid_identity *id) {
+        return id ? id->source : NSID_KEY_AUTO;
+}
+
+_public_ unsigned nsid_identity_get_flags(const nsid_identity *id) {
+        return id ? id->flags : 0;
+}
+
+_public_ int nsid_identity_get_registry_error(const nsid_identity *id) {
+        return id ? id->registry_error : -EINVAL;
+}
+
+_public_ int nsid_identity_get_netns(const nsid_identity *id, nsid_ns_id *ret) {
+        assert_return(id, -EINVAL);
+        assert_return(ret, -EINVAL);
+        *ret = id->netns;
+        return 0;
+}
+
+_public_ int nsid_identity_forget(nsid_identity *id, nsid_registry *registry) {
+        int r;
+
+        assert_return(id, -EINVAL);
+        assert_return(registry, -EINVAL);
+        if (!(id->flags & NSID_IDENTITY_NEW_BINDING))
+                return -ENOENT;
+        r = nsid_registry_unbind(registry, id->app, &id->netns, id->string);
+        if (r >= 0)
+                id->flags &= ~NSID_IDENTITY_NEW_BINDING;
+        return r;
+}
+
+static int random_key(char ret[NSID_IDENTITY_STRING_SIZE]) {
+        static const char hex[] = "0123456789abcdef";
+        uint8_t b[16];
+
+        if (RAND_bytes(b, sizeof(b)) != 1)
+                return -EIO;
+        for (size_t i = 0; i < 16; i++) {
+                ret[2 * i] = hex[b[i] >> 4];
+                ret[2 * i + 1] = hex[b[i] & 15];
+        }
+        ret[32] = '\0';
+        return 0;
+}
+
+/* The container's /etc/machine-id as a key (32 lowercase hex), or a negative errno. */
+static int container_machine_id(const nsid_proc *proc, const uint8_t host_mid[NSID_ID128_SIZE],
+                                bool have_host_mid, char ret[NSID_IDENTITY_STRING_SIZE]) {
+        static const char hex[] = "0123456789abcdef";
+        _cleanup_free_ char *data = NULL;
+        uint8_t mid[NSID_ID128_SIZE];
+        size_t size = 0;
+        int r;
+
+        r = nsid_proc_read_root_file(proc, "/etc/machine-id", 4096, &data, &size, NULL);
+        if (r < 0)
+                return log_debug_errno(r, "identity: no usable /etc/machine-id in pid %d: %s",
+                                       (int) nsid_proc_get_pid(proc), strerror(-r));
+        r = nsid_machine_id_parse(data, size, mid);
+        if (r < 0)
+                return log_debug_errno(r, "identity: /etc/machine-id of pid %d is %s",
+                                       (int) nsid_proc_get_pid(proc),
+                                       r == -ENOMEDIUM ? "empty or uninitialized" : "malformed");
+        if (have_host_mid && CRYPTO_memcmp(mid, host_mid, NSID_ID128_SIZE) == 0) {
+                OPENSSL_cleanse(mid, sizeof(mid));
+                log_debug("identity: pid %d shares the host's machine-id; not used",
+                          (int) nsid_proc_get_pid(proc));
+                return -EADDRINUSE;
+        }
+        for (size_t i = 0; i < 16; i++) {
+                ret[2 * i] = hex[mid[i] >> 4];
+                ret[2 * i + 1] = hex[mid[i] & 15];
+        }
+        ret[32] = '\0';
+        OPENSSL_cleanse(mid, sizeof(mid));
+        return 0;
+}
+
+static void registry_failed(nsid_identity *id, nsid_registry *registry, int r) {
+        if (id->flags & NSID_IDENTITY_UNRECORDED)
+                return;
+        id->flags |= NSID_IDENTITY_UNRECORDED;
+        id->registry_error = r;
+        log_error("registry %s: %s (%s); identity derived without it and not recorded",
+                  nsid_registry_get_path(registry), nsid_registry_last_error(registry),
+                  strerror(-r));
+}
+
+_public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_registry *registry,
+                                  nsid_ns *netns, const nsid_proc *proc, const char *app,
+                                  const char *key, nsid_key_source key_source, const char *name,
+                                  nsid_identity **ret) {
+        _cleanup_(nsid_identity_unrefp) nsid_identity *id = NULL;
+        nsid_registry_entry e = {}, conflict = {}, existing = {};
+        char boot_id[37] = "", keybuf[NSID_IDENTITY_STRING_SIZE];
+        uint8_t host_mid[NSID_ID128_SIZE];
+        bool have_host_mid = false, have_marker = false;
+        uint64_t cookie = 0;
+        int r;
+
+        assert_return(secret, -EINVAL);
+        assert_return(netns, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(nsid_ns_get_type(netns) == NSID_NS_NET, -EINVAL);
+        if (!app)
+                app = NSID_APP_NFS4;
+        assert_return(nsid_app_validate(app) == 0, -EINVAL);
+        if (key) {
+                assert_return(key_source == NSID_KEY_EXPLICIT ||
+                                      key_source == NSID_KEY_CONTAINER_ID,
+                              -EINVAL);
+                assert_return(nsid_key_validate(key) == 0, -EINVAL);
+        } else
+                assert_return(key_source == NSID_KEY_AUTO, -EINVAL);
+
+        id = calloc(1, sizeof(*id));
+        if (!id)
+                return -ENOMEM;
+        id->n_ref = 1;
+        snprintf(id->app, sizeof(id->app), "%s", app);
+        r = nsid_ns_get_id(netns, &id->netns);
+        if (r < 0)
+                return r;
+
+        /* The liveness marker of this netns: without it nothing can be recorded safely. */
+        r = nsid_boot_id(boot_id);
+        if (r >= 0)
+                r = nsid_netns_get_cookie(netns, &cookie);
+        if (r < 0)
+                log_debug_errno(r, "identity: no netns cookie (%s); registry not used",
+                                strerror(-r));
+        else
+                have_marker = true;
+
+        if (registry && !have_marker) {
+                id->flags |= NSID_IDENTITY_UNRECORDED;
+                id->registry_error = r;
+                registry = NULL;
+        }
+
+        /* 2. the key already recorded for this very netns */
+        if (!key && registry) {
+                r = nsid_registry_lookup_netns(registry, app, &id->netns, boot_id, cookie,
+                                               &existing);
+                if (r >= 0) {
+                        snprintf(id->string, sizeof(id->string), "%s", existing.identity);
+                        id->source = existing.source;
+                        id->flags |= NSID_IDENTITY_REUSED;
+                        /* Re-derive: a changed host secret must not keep an old identity. */
+                        r = nsid_identity_derive(secret, app, existing.key, id->string);
+                        if (r < 0) {
+                                nsid_registry_entry_done(&existing);
+                                return r;
+                        }
+                        key = existing.key;
+                        key_source = existing.source;
+                } else if (r != -ENOENT) {
+                        registry_failed(id, registry, r);
+                        registry = NULL;
+                }
+        }
+
+        for (int attempt = 0;; attempt++) {
+                if (!key && proc && attempt == 0) {
+                        /* 3. the container's own machine-id */
+                        have_host_mid = nsid_host_machine_id(NULL, host_mid) >= 0;
+                        r = container_machine_id(proc, host_mid, have_host_mid, keybuf);
+                        OPENSSL_cleanse(host_mid, sizeof(host_mid));
+                        if (r == -EADDRINUSE)
+                                id->flags |= NSID_IDENTITY_MACHINE_ID_SHARED;
+                        if (r >= 0) {
+                                key = keybuf;
+                                key_source = NSID_KEY_MACHINE_ID;
+                        }
+                }
+                if (!key) {
+                        /* 4. random */
+                        r = random_key(keybuf);
+                        if (r < 0)
+                                goto fail;
+                        key = keybuf;
+                        key_source = NSID_KEY_RANDOM;
+                }
+
+                r = nsid_identity_derive(secret, app, key, id->string);
+                if (r < 0)
+                        goto fail;
+                id->source = key_source;
+
+                if (!registry)
+                        break;
+
+                e = (nsid_registry_entry) {
+                        .app = (char *) app,
+                        .identity = id->string,
+                        .key = (char *) key,
+                        .source = key_source,
+                        .netns = id->netns,
+                        .boot_id = boot_id,
+                        .netns_cookie = cookie,
+                        .pid = proc ? nsid_proc_get_pid(proc) : 0,
+                        .name = (char *) name,
+                };
+                nsid_registry_entry_done(&conflict);
+                /* An explicit or container key given now outranks what was recorded. */
+                /* REPLACE: a key given now outranks what was recorded for this netns, and a
+                 * reused key re-derived under a changed host secret must be recorded. */
+                r = nsid_registry_bind(registry, &e, NSID_REGISTRY_BIND_REPLACE, NULL, NULL,
+                                       &conflict);
+                if (r >= 0) {
+                        if (r > 0)
+                                id->flags |= NSID_IDENTITY_NEW_BINDING;
+                        break;
+                }
+                if (r == -EADDRINUSE) {
+                        if (key_source == NSID_KEY_MACHINE_ID || key_source == NSID_KEY_RANDOM) {
+                                if (key_source == NSID_KEY_MACHINE_ID)
+                                        id->flags |= NSID_IDENTITY_MACHINE_ID_SHARED;
+                                log_debug("identity: %s key of netns %" PRIu64
+                                          " already used by live netns %" PRIu64 "; trying random",
+                                          nsid_key_source_to_string(key_source), id->netns.ino,
+                                          conflict.netns.ino);
+                                if (attempt >= 3)
+                                        goto fail;
+                                key = NULL;
+                                continue;
+                        }
+                        log_debug("identity: %s key derives identity %s, already bound to live "
+                                  "netns %" PRIu64 " (pid %d, %s)",
+                                  nsid_key_source_to_string(key_source), id->string,
+                                  conflict.netns.ino, (int) conflict.pid,
+                                  conflict.name ? conflict.name : "-");
+                        goto fail;
+                }
+                registry_failed(id, registry, r);
+                break;
+        }
+
+        nsid_registry_entry_done(&conflict);
+        nsid_registry_entry_done(&existing);
+        OPENSSL_cleanse(keybuf, sizeof(keybuf));
+        *ret = TAKE_PTR(id);
+        return 0;
+fail:
+        nsid_registry_entry_done(&conflict);
+        nsid_registry_entry_done(&existing);
+        OPENSSL_cleanse(keybuf, sizeof(keybuf));
+        return r;
+}

@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The identity registry (SQLite). See nsid/registry.h for the contract. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "log-internal.h"
+#include "macro.h"
+#include "nsid/netns.h"
+#include "nsid/registry.h"
+
+#define BUSY_TIMEOUT_MS 30000
+
+struct nsid_registry {
+        unsigned n_ref;
+        sqlite3 *db;
+        char *path;
+        unsigned flags;
+        char errmsg[512];
+};
+
+static const char schema_v1[] =
+        "CREATE TABLE IF NOT EXISTS bindings ("
+        " app TEXT NOT NULL,"
+        " identity TEXT NOT NULL,"
+        " key TEXT NOT NULL,"
+        " source TEXT NOT NULL,"
+        " netns_dev INTEGER NOT NULL,"
+        " netns_ino INTEGER NOT NULL,"
+        " boot_id TEXT NOT NULL,"
+        " netns_cookie INTEGER NOT NULL,"
+        " pid INTEGER NOT NULL DEFAULT 0,"
+        " name TEXT,"
+        " first_seen INTEGER NOT NULL,"
+        " last_seen INTEGER NOT NULL,"
+        " PRIMARY KEY (app, netns_dev, netns_ino),"
+        " UNIQUE (app, identity));"
+        "CREATE TABLE IF NOT EXISTS keys ("
+        " app TEXT NOT NULL,"
+        " key TEXT NOT NULL,"
+        " source TEXT NOT NULL,"
+        " identity TEXT NOT NULL,"
+        " name TEXT,"
+        " first_seen INTEGER NOT NULL,"
+        " last_seen INTEGER NOT NULL,"
+        " PRIMARY KEY (app, key));";
+
+static int errno_from_sqlite(sqlite3 *db, int rc) {
+        int sys = db ? sqlite3_system_errno(db) : 0;
+
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_ROW:
+        case SQLITE_DONE:
+                return 0;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_READONLY:
+                return -EROFS;
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_CONSTRAINT:
+                return -EADDRINUSE;
+        case SQLITE_CANTOPEN:
+                return sys > 0 ? -sys : -EACCES;
+        case SQLITE_IOERR:
+                return sys > 0 ? -sys : -EIO;
+        default:
+                return -EIO;
+        }
+}
+
+/* Remember SQLite's message for this failure and turn it into -errno. */
+static int fail(nsid_registry *r, int rc, const char *what) {
+        int e = errno_from_sqlite(r->db, rc);
+
+        snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s", what,
+                 r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
+        log_debug("registry %s: %s", r->path, r->errmsg);
+        return e < 0 ? e : -EIO;
+}
+
+static int exec(nsid_registry *r, const char *sql) {
+        int rc = sqlite3_exec(r->db, sql, NULL, NULL, NULL);
+        return rc == SQLITE_OK ? 0 : fail(r, rc, sql);
+}
+
+static void rollback(nsid_registry *r) {
+        (void) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+_public_ nsid_registry *nsid_registry_ref(nsid_registry *r) {
+        if (r)
+                r->n_ref++;
+        return r;
+}
+
+_public_ nsid_registry *nsid_registry_unref(nsid_registry *r) {
+        if (!r)
+                return NULL;
+        if (--r->n_ref > 0)
+                return NULL;
+        if (r->db)
+                (void) sqlite3_close_v2(r->db);
+        free(r->path);
+        free(r);
+        return NULL;
+}
+
+DEFINE_UNREF_CLEANUP(nsid_registry, nsid_registry_unref)
+
+_public_ const char *nsid_registry_get_path(const nsid_registry *r) {
+        return r ? r->path : NULL;
+}
+
+_public_ const char *nsid_registry_last_error(const nsid_registry *r) {
+        return r ? r->errmsg : "";
+}
+
+static int mkdir_parent(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        char *dir;
+
+        if (!copy)
+                return -ENOMEM;
+        dir = dirname(copy);
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+static int schema_setup(nsid_registry *r) {
+        sqlite3_stmt *st = NULL;
+        int rc, version, e;
+
+        if (!(r->flags & NSID_REGISTRY_READONLY)) {
+                e = exec(r, "BEGIN IMMEDIATE");
+                if (e < 0)
+                        return e;
+        }
+        rc = sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL);
+        if (rc != SQLITE_OK) {
+                e = fail(r, rc, "reading the schema version");
+                goto fail;
+        }
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                e = fail(r, rc, "reading the schema version");
+                sqlite3_finalize(st);
+                goto fail;
+        }
+        version = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+
+        if (version > NSID_REGISTRY_SCHEMA_VERSION) {
+                snprintf(r->errmsg, sizeof(r->errmsg),
+                         "schema version %d is newer than this program knows (%d)", version,
+                         NSID_REGISTRY_SCHEMA_VERSION);
+                e = -EPROTO;
+                goto fail;
+        }
+        if (r->flags & NSID_REGISTRY_READONLY) {
+                if (version == 0) {
+                        snprintf(r->errmsg, sizeof(r->errmsg), "no nsid schema");
+                        return -ENOMEDIUM;
+                }
+                /* Touch the tables so that a damaged schema shows up now. */
+                return exec(r, "SELECT count(*) FROM bindings");
+        }
+        if (version == 0) {
+                e = exec(r, schema_v1);
+                if (e < 0)
+                        goto fail;
+                e = exec(r, "PRAGMA user_version = 1");
+                if (e < 0)
+                        goto fail;
+        } else {
+                e = exec(r, "SELECT count(*) FROM bindings");
+                if (e < 0)
+                        goto fail;
+        }
+        return exec(r, "COMMIT");
+fail:
+        if (!(r->flags & NSID_REGISTRY_READONLY))
+                rollback(r);
+        return e;
+}
+
+_public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry **ret) {
+        _cleanup_(nsid_registry_unrefp) nsid_registry *r = NULL;
+        _cleanup_free_ char *defpath = NULL;
+        int rc, e;
+
+        assert_return(ret, -EINVAL);
+        assert_return((flags & ~NSID_REGISTRY_READONLY) == 0, -EINVAL);
+
+        if (!path) {
+                if (asprintf(&defpath, "%s/%s", NSID_STATE_DIR, NSID_REGISTRY_FILE) < 0)
+                        return -ENOMEM;
+                path = defpath;
+        }
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->n_ref = 1;
+        r->flags = flags;
+        r->path = strdup(path);
+        if (!r->path)
+                return -ENOMEM;
+
+        if (!(flags & NSID_REGISTRY_READONLY)) {
+                _cleanup_close_ int fd = -EBADF;
+
+                e = mkdir_parent(path);
+                if (e < 0) {
+                        snprintf(r->errmsg, sizeof(r->errmsg), "cannot create its directory: %s",
+                                 strerror(-e));
+                        return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+                }
+                /* Created here so that it is 0600 from the start; SQLite gives its -wal and
+                 * -shm files the same mode. */
+                fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+                if (fd < 0) {
+                        e = negative_errno();
+                        snprintf(r->errmsg, sizeof(r->errmsg), "cannot open: %s", strerror(-e));
+                        return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+                }
+        }
+
+        rc = sqlite3_open_v2(path, &r->db,
+                             (flags & NSID_REGISTRY_READONLY)
+                                     ? SQLITE_OPEN_READONLY
+                                     : SQLITE_OPEN_READWRITE,
+                             NULL);
+        if (rc != SQLITE_OK) {
+                e = fail(r, rc, "open");
+                return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+        }
+        (void) sqlite3_extended_result_codes(r->db, 1);
+        (void) sqlite3_busy_timeout(r->db, BUSY_TIMEOUT_MS);
+
+        if (!(flags & NSID_REGISTRY_READONLY)) {
+                /* Setting WAL needs a moment of exclusive access; the busy handler waits. */
+                e = exec(r, "PRAGMA journal_mode=WAL");
+                if (e < 0)
+                        return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+        }
+        e = exec(r, "PRAGMA synchronous=NORMAL");
+        if (e >= 0)
+                e = schema_setup(r);
+        if (e < 0)
+                return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+_public_ int nsid_registry_check_integrity(nsid_registry *r) {
+        sqlite3_stmt *st = NULL;
+        int rc, e = 0;
+
+        assert_return(r, -EINVAL);
+        rc = sqlite3_prepare_v2(r->db, "PRAGMA integrity_check", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "integrity_check");
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *t = (const char *) sqlite3_column_text(st, 0);
+                if (!t || strcmp(t, "ok") != 0) {
+                        snprintf(r->errmsg, sizeof(r->errmsg), "integrity_check: %s",
+                                 t ? t : "(null)");
+                        e = -EBADMSG;
+                        break;
+                }
+        }
+        if (e == 0 && rc != SQLITE_DONE)
+                e = fail(r, rc, "integrity_check");
+        sqlite3_finalize(st);
+        return e;
+}
+
+_public_ void nsid_registry_entry_done(nsid_registry_entry *e) {
+        if (!e)
+                return;
+        free(e->app);
+        free(e->identity);
+        free(e->key);
+        free(e->boot_id);
+        free(e->name);
+        *e = (nsid_registry_entry) {};
+}
+
+_public_ void nsid_registry_entries_free(nsid_registry_entry *v, size_t n) {
+        if (!v)
+                return;
+        for (size_t i = 0; i < n; i++)
+                nsid_registry_entry_done(&v[i]);
+        free(v);
+}
+
+#define ENTRY_COLUMNS                                                                         \
+        "app, identity, key, source, netns_dev, netns_ino, boot_id, netns_cookie, pid, name, " \
+        "first_seen, last_seen"
+
+static char *col_strdup(sqlite3_stmt *st, int i) {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        return t ? strdup((const char *) t) : NULL;
+}
+
+static int entry_from_row(sqlite3_stmt *st, nsid_registry_entry *ret) {
+        nsid_registry_entry e = {};
+        const unsigned char *src;
+        int s;
+
+        e.app = col_strdup(st, 0);
+        e.identity = col_strdup(st, 1);
+        e.key = col_strdup(st, 2);
+        src = sqlite3_column_text(st, 3);
+        s = src ? nsid_key_source_from_string((const char *) src) : -EINVAL;
+        e.source = s >= 0 ? (nsid_key_source) s : NSID_KEY_AUTO;
+        e.netns.dev = (uint64_t) sqlite3_column_int64(st, 4);
+        e.netns.ino = (uint64_t) sqlite3_column_int64(st, 5);
+        e.boot_id = col_strdup(st, 6);
+        e.netns_cookie = (uint64_t) sqlite3_column_int64(st, 7);
+        e.pid = (pid_t) sqlite3_column_int64(st, 8);
+        e.name = col_strdup(st, 9);
+        e.first_seen = sqlite3_column_int64(st, 10);
+        e.last_seen = sqlite3_column_int64(st, 11);
+        if (!e.app || !e.identity || !e.key || !e.boot_id) {
+                nsid_registry_entry_done(&e);
+                return -ENOMEM;
+        }
+        *ret = e;
+        return 0;
+}
+
+_public_ int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret, size_t *ret_n) {
+        nsid_registry_entry *v = NULL;
+        size_t n = 0, cap = 0;
+        sqlite3_stmt *st = NULL;
+        int rc, e = 0;
+
+        assert_return(r, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(ret_n, -EINVAL);
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "SELECT " ENTRY_COLUMNS " FROM bindings ORDER BY netns_ino, app",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "listing bindings");
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        nsid_registry_entry *nv = reallocarray(v, ncap, sizeof(*v));
+                        if (!nv) {
+                                e = -ENOMEM;
+                                break;
+                        }
+                        v = nv;
+                        cap = ncap;
+                }
+                e = entry_from_row(st, &v[n]);
+                if (e < 0)
+                        break;
+                n++;
+        }
+        if (e == 0 && rc != SQLITE_DONE)
+                e = fail(r, rc, "listing bindings");
+        sqlite3_finalize(st);
+        if (e < 0) {
+                nsid_registry_entries_free(v, n);
+                return e;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* The row of (app, dev, ino): 1 and *ret, 0 if none, or -errno. */
+static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
+                        nsid_registry_entry *ret) {
+        sqlite3_stmt *st = NULL;
+        int rc, e;
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "SELECT " ENTRY_COLUMNS " FROM bindings"
+                                " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "looking up a netns");
+        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64) id->dev);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64) id->ino);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                e = entry_from_row(st, ret) < 0 ? -ENOMEM : 1;
+        else if (rc == SQLITE_DONE)
+                e = 0;
+        else
+                e = fail(r, rc, "looking up a netns");
+        sqlite3_finalize(st);
+        return e;
+}
+
+static int select_identity(nsid_registry *r, const char *app, const char *identity,
+                           nsid_registry_entry *ret) {
+        sqlite3_stmt *st = NULL;
+        int rc, e;
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "SELECT " ENTRY_COLUMNS " FROM bindings"
+                                " WHERE app = ?1 AND identity = ?2",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "looking up an identity");
+        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, identity, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                e = entry_from_row(st, ret) < 0 ? -ENOMEM : 1;
+        else if (rc == SQLITE_DONE)
+                e = 0;
+        else
+                e = fail(r, rc, "looking up an identity");
+        sqlite3_finalize(st);
+        return e;
+}
+
+static bool same_marker(const nsid_registry_entry *a, const char *boot_id, uint64_t cookie) {
+        return a->boot_id && boot_id && strcmp(a->boot_id, boot_id) == 0 &&
+               a->netns_cookie == cookie;
+}
+
+_public_ int nsid_registry_lookup_netns(nsid_registry *r, const char *app,
+                                        const nsid_ns_id *netns, const char *boot_id,
+                                        uint64_t cookie, nsid_registry_entry *ret) {
+        nsid_registry_entry e = {};
+        int k;
+
+        assert_return(r, -EINVAL);
+        assert_return(app, -EINVAL);
+        assert_return(netns, -EINVAL);
+        assert_return(boot_id, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        k = select_netns(r, app, netns, &e);
+        if (k < 0)
+                return k;
+        if (k == 0)
+                return -ENOENT;
+        if (!same_marker(&e, boot_id, cookie)) {
+                nsid_registry_entry_done(&e);
+                return -ENOENT;
+        }
+        *ret = e;
+        return 0;
+}
+
+static int delete_netns(nsid_registry *r, const char *app, const nsid_ns_id *id) {
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2"
+                                " AND netns_ino = ?3",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "deleting a binding");
+        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64) id->dev);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64) id->ino);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? sqlite3_changes(r->db) : fail(r, rc, "deleting a binding");
+}
+
+static int refresh(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "UPDATE bindings SET last_seen = ?1, pid = ?2,"
+                                " name = COALESCE(?3, name)"
+                                " WHERE app = ?4 AND netns_dev = ?5 AND netns_ino = ?6",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "updating a binding");
+        sqlite3_bind_int64(st, 1, now);
+        sqlite3_bind_int64(st, 2, e->pid);
+        if (e->name)
+                sqlite3_bind_text(st, 3, e->name, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, 3);
+        sqlite3_bind_text(st, 4, e->app, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64) e->netns.dev);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64) e->netns.ino);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : fail(r, rc, "updating a binding");
+}
+
+static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
+        const char *src = nsid_key_source_to_string(e->source);
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "INSERT INTO bindings (" ENTRY_COLUMNS ")"
+                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "inserting a binding");
+        sqlite3_bind_text(st, 1, e->app, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, e->identity, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, e->key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, src, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64) e->netns.dev);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64) e->netns.ino);
+        sqlite3_bind_text(st, 7, e->boot_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64) e->netns_cookie);
+        sqlite3_bind_int64(st, 9, e->pid);
+        if (e->name)
+                sqlite3_bind_text(st, 10, e->name, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, 10);
+        sqlite3_bind_int64(st, 11, now);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+                return fail(r, rc, "inserting a binding");
+
+        if (e->source == NSID_KEY_RANDOM)
+                return 0; /* random keys live and die with their netns */
+        rc = sqlite3_prepare_v2(r->db,
+                                "INSERT INTO keys (app, key, source, identity, name, first_seen,"
+                                " last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+                                " ON CONFLICT (app, key) DO UPDATE SET source = excluded.source,"
+                                " identity = excluded.identity, last_seen = excluded.last_seen,"
+                                " name = COALESCE(excluded.name, name)",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "recording a key");
+        sqlite3_bind_text(st, 1, e->app, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, e->key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, src, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, e->identity, -1, SQLITE_STATIC);
+        if (e->name)
+                sqlite3_bind_text(st, 5, e->name, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, 5);
+        sqlite3_bind_int64(st, 6, now);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : fail(r, rc, "recording a key");
+}
+
+static int entry_copy(const nsid_registry_entry *src, nsid_registry_entry *dst) {
+        if (!dst)
+                return 0;
+        nsid_registry_entry_done(dst);
+        *dst = *src;
+        return 0;
+}
+
+_public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, unsigned flags,
+                                nsid_registry_live_fn live, void *userdata,
+                                nsid_registry_entry *ret_conflict) {
+        nsid_registry_entry old = {};
+        int64_t now = (int64_t) time(NULL);
+        int k, ret;
+
+        assert_return(r, -EINVAL);
+        assert_return(e, -EINVAL);
+        assert_return(e->app && e->identity && e->key && e->boot_id, -EINVAL);
+        assert_return(nsid_key_source_to_string(e->source), -EINVAL);
+        assert_return((flags & ~NSID_REGISTRY_BIND_REPLACE) == 0, -EINVAL);
+        assert_return(!(r->flags & NSID_REGISTRY_READONLY), -EROFS);
+        if (!live)
+                live = nsid_netns_entry_is_live;
+
+        ret = exec(r, "BEGIN IMMEDIATE");
+        if (ret < 0)
+                return ret;
+
+        /* 1. this netns's own row */
+        k = select_netns(r, e->app, &e->netns, &old);
+        if (k < 0) {
+                ret = k;
+                goto fail;
+        }
+        if (k > 0) {
+                if (same_marker(&old, e->boot_id, e->netns_cookie)) {
+                        if (strcmp(old.identity, e->identity) == 0) {
+                                nsid_registry_entry_done(&old);
+                                ret = refresh(r, e, now);
+                                if (ret < 0)
+                                        goto fail;
+                                ret = exec(r, "COMMIT");
+                                if (ret < 0)
+                                        goto fail;
+                                return 0;
+                        }
+                        if (!(flags & NSID_REGISTRY_BIND_REPLACE)) {
+                                if (ret_conflict) {
+                                        entry_copy(&old, ret_conflict);
+                                        old = (nsid_registry_entry) {};
+                                }
+                                nsid_registry_entry_done(&old);
+                                rollback(r);
+                                return -EEXIST;
+                        }
+                } else
+                        log_debug("registry: netns inode %" PRIu64 " was reused; dropping the "
+                                  "binding of the dead one (%s)",
+                                  e->netns.ino, old.identity);
+                nsid_registry_entry_done(&old);
+                k = delete_netns(r, e->app, &e->netns);
+                if (k < 0) {
+                        ret = k;
+                        goto fail;
+                }
+        }
+
+        /* 2. the identity bound elsewhere */
+        k = select_identity(r, e->app, e->identity, &old);
+        if (k < 0) {
+                ret = k;
+                goto fail;
+        }
+        if (k > 0) {
+                int alive = live(&old, userdata);
+                if (alive != 0) {
+                        /* alive, or unknown: never hand the identity out twice */
+                        if (alive < 0)
+                                log_debug("registry: cannot tell whether netns %" PRIu64
+                                          " is alive: %s",
+                                          old.netns.ino, strerror(-alive));
+                        if (ret_conflict) {
+                                entry_copy(&old, ret_conflict);
+                                old = (nsid_registry_entry) {};
+                        }
+                        nsid_registry_entry_done(&old);
+                        rollback(r);
+                        snprintf(r->errmsg, sizeof(r->errmsg),
+                                 "identity %s is bound to another live network namespace",
+                                 e->identity);
+                        return -EADDRINUSE;
+                }
+                log_debug("registry: netns %" PRIu64 " holding %s is gone; rebinding",
+                          old.netns.ino, old.identity);
+                k = delete_netns(r, old.app, &old.netns);
+                nsid_registry_entry_done(&old);
+                if (k < 0) {
+                        ret = k;
+                        goto fail;
+                }
+        }
+
+        ret = insert(r, e, now);
+        if (ret < 0)
+                goto fail;
+        ret = exec(r, "COMMIT");
+        if (ret < 0)
+                goto fail;
+        return 1;
+fail:
+        nsid_registry_entry_done(&old);
+        rollback(r);
+        return ret;
+}
+
+_public_ int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_ns_id *netns,
+                                  const char *identity) {
+        sqlite3_stmt *st = NULL;
+        int rc, e;
+
+        assert_return(r, -EINVAL);
+        assert_return(app && netns && identity, -EINVAL);
+
+        rc = sqlite3_prepare_v2(r->db,
+                                "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2"
+                                " AND netns_ino = ?3 AND identity = ?4",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "removing a binding");
+        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64) netns->dev);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64) netns->ino);
+        sqlite3_bind_text(st, 4, identity, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st); /* autocommit: one statement, one transaction */
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+                return fail(r, rc, "removing a binding");
+        e = sqlite3_changes(r->db);
+        return e > 0 ? 0 : -ENOENT;
+}
+
+_public_ int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, void *userdata) {
+        nsid_registry_entry *v = NULL;
+        size_t n = 0;
+        int e, pruned = 0;
+
+        assert_return(r, -EINVAL);
+        if (!live)
+                live = nsid_netns_entry_is_live;
+
+        e = nsid_registry_list(r, &v, &n);
+        if (e < 0)
+                return e;
+        for (size_t i = 0; i < n; i++) {
+                if (live(&v[i], userdata) != 0)
+                        continue;
+                e = nsid_registry_unbind(r, v[i].app, &v[i].netns, v[i].identity);
+                if (e >= 0)
+                        pruned++;
+                else if (e != -ENOENT)
+                        break;
+                e = 0;
+        }
+        nsid_registry_entries_free(v, n);
+        return e < 0 ? e : pruned;
+}
