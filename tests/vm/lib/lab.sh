@@ -1,0 +1,55 @@
+# lab.sh: the check helpers every scenario sources first (bash, in the guest).
+#   check "description" cmd args...   runs cmd; prints "ok N - description" or "not ok N - ..."
+#   check_eq "description" EXPECTED ACTUAL
+#   note "text"                        a "# text" line (TAP diagnostic), also for findings
+#   finding KEY "text"                 "# finding KEY: text", collected in /lab-out/findings.txt
+#   lab_done                           prints "N passed, N failed" and exits 0/1
+# Output goes to stdout (the runner captures it as result.tap).
+LAB_N=0 LAB_PASS=0 LAB_FAIL=0
+LAB_KVER=$(uname -r)
+LAB_KMAJ=$(uname -r | cut -d. -f1) LAB_KMIN=$(uname -r | cut -d. -f2)
+# kernel_at_least 6 5 -> true on 6.5 and later
+kernel_at_least() { [ "$LAB_KMAJ" -gt "$1" ] || { [ "$LAB_KMAJ" -eq "$1" ] && [ "$LAB_KMIN" -ge "$2" ]; }; }
+
+note() { printf '# %s\n' "$*"; }
+finding() {
+  local key=$1; shift
+  printf '# finding %s: %s\n' "$key" "$*"
+  [ -n "${LAB_OUT:-}" ] && printf '%s %s: %s\n' "$LAB_KVER" "$key" "$*" >> "$LAB_OUT/findings.txt"
+}
+_lab_report() {
+  LAB_N=$((LAB_N + 1))
+  if [ "$1" = 0 ]; then LAB_PASS=$((LAB_PASS + 1)); printf 'ok %d - %s\n' "$LAB_N" "$2"
+  else LAB_FAIL=$((LAB_FAIL + 1)); printf 'not ok %d - %s\n' "$LAB_N" "$2"; fi
+}
+check() {
+  local desc=$1; shift
+  local outp rc
+  outp=$("$@" 2>&1); rc=$?
+  _lab_report "$rc" "$desc"
+  if [ "$rc" != 0 ]; then
+    printf '#   command: %s\n#   exit %d\n' "$*" "$rc"
+    [ -n "$outp" ] && printf '%s\n' "$outp" | head -n 20 | sed 's/^/#   /'
+  fi
+  return "$rc"
+}
+check_eq() {
+  local desc=$1 want=$2 got=$3
+  if [ "$want" = "$got" ]; then _lab_report 0 "$desc"; return 0; fi
+  _lab_report 1 "$desc"
+  printf '#   expected: %s\n#   got:      %s\n' "$want" "$got"
+  return 1
+}
+lab_done() {
+  printf '%d passed, %d failed\n' "$LAB_PASS" "$LAB_FAIL"
+  [ "$LAB_FAIL" = 0 ] && [ "$LAB_PASS" -gt 0 ]
+  exit $?
+}
+# wait_for SECONDS cmd...: poll every 0.1 s until cmd succeeds; 1 on timeout.
+wait_for() {
+  local deadline=$(( $(date +%s) + $1 )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    sleep 0.1
+  done
+}
