@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Running a function inside a target's namespaces (nsid/worker.h).
+ *
+ * Parent                                   Child (fork(), single-threaded, never exec()s)
+ * ------                                   -----
+ * reply pipe, /dev/null, a shared page     PR_SET_PDEATHSIG(SIGKILL), default signals,
+ * (and the target's root for NSID_NS_MNT)  setsid() (no controlling tty: no TIOCSTI),
+ * fork(), pidfd_open(child)                PR_SET_DUMPABLE 0 (the container's root cannot
+ * poll(reply, child pidfd) until the       ptrace it or open its /proc/PID/fd), fds laid
+ *   deadline; at most max_reply bytes      out as 3 = reply, 0-2 = /dev/null, the rest closed
+ * SIGKILL on timeout or oversize           setns() (one call on the pidfd; or one per handle,
+ * waitid(P_PIDFD): always reaped             user namespace first)
+ * decode: setup failure from the page,     NSID_NS_MNT: fchdir(target root); UNSHARE_MNT:
+ *   fn's result from the exit status         unshare + MS_REC|MS_PRIVATE on "/"; chroot(".")
+ *                                          joined a user ns: setgroups(0), uid/gid 0 inside
+ *                                          NSID_NS_PID: fork again (the runner is inside the
+ *                                            target's pid namespace), the middle child waits
+ *                                          runner: no_new_privs, bounding set, ambient, capset
+ *                                            all zero; unmap the page; fn(3); _exit()
+ *
+ * Facts this relies on (checked on 6.18, see tests/integration/itest-worker.c):
+ *  - setns(pidfd, CLONE_NEWNS | ...) (5.8+) joins atomically and sets root and cwd to the
+ *    root of the target's MOUNT NAMESPACE, which is not the target's root when the target is
+ *    chroot()ed inside its namespace. So the target's root is pinned from /proc/PID/root in the
+ *    parent and the child chroot()s to it explicitly.
+ *  - setns() into the caller's own user namespace fails with EINVAL (also through a pidfd), so
+ *    a user namespace equal to the caller's is left out of the join.
+ *  - setns(CLONE_NEWPID) only affects children: a second fork puts the runner in the target's
+ *    pid namespace. If the middle child is killed, PR_SET_PDEATHSIG kills the runner.
+ *
+ * Between fork() and fn() the child calls only async-signal-safe functions (no malloc, no
+ * locks, no logging). fn itself runs in a forked copy of a possibly multithreaded program: it
+ * must be fork-safe (glibc keeps malloc usable after fork(); other libraries' locks may not
+ * be). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
+ * buffers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log-internal.h"
+#include "macro.h"
+#include "nsid/ns.h"
+#include "nsid/worker.h"
+
+#define WORKER_KNOWN_FLAGS (NSID_WORKER_KEEP_CAPS | NSID_WORKER_UNSHARE_MNT)
+#define WORKER_ALL_NS ((1u << _NSID_NS_TYPE_MAX) - 1)
+
+/* Exit status of the child: 0 fn returned 0; 1..254 fn returned -status; 255 anything else
+ * (setup failure: see the shared page; or fn returned a value outside the protocol). */
+#define WORKER_EXIT_OTHER 255
+
+/* The fd numbers inside the child. */
+#define CHILD_REPLY_FD 3
+#define CHILD_NULL_FD 4
+#define CHILD_FIRST_EXTRA_FD 5
+
+enum worker_stage {
+        STAGE_START,
+        STAGE_PDEATHSIG,
+        STAGE_SIGNALS,
+        STAGE_SETSID,
+        STAGE_DUMPABLE,
+        STAGE_FDS,
+        STAGE_SETNS,
+        STAGE_CHDIR_ROOT,
+        STAGE_UNSHARE_MNT,
+        STAGE_MAKE_PRIVATE,
+        STAGE_CHROOT,
+        STAGE_SETGROUPS,
+        STAGE_SETGID,
+        STAGE_SETUID,
+        STAGE_FORK_PID,
+        STAGE_PID_CHILD,
+        STAGE_NO_NEW_PRIVS,
+        STAGE_BOUNDING_SET,
+        STAGE_AMBIENT,
+        STAGE_CAPSET,
+        STAGE_FN,
+        _STAGE_MAX,
+};
+
+static const char *const stage_names[_STAGE_MAX] = {
+        [STAGE_START] = "start",
+        [STAGE_PDEATHSIG] = "PR_SET_PDEATHSIG",
+        [STAGE_SIGNALS] = "resetting signals",
+        [STAGE_SETSID] = "setsid()",
+        [STAGE_DUMPABLE] = "PR_SET_DUMPABLE",
+        [STAGE_FDS] = "closing file descriptors",
+        [STAGE_SETNS] = "setns()",
+        [STAGE_CHDIR_ROOT] = "entering the target's root",
+        [STAGE_UNSHARE_MNT] = "unshare(CLONE_NEWNS)",
+        [STAGE_MAKE_PRIVATE] = "making mounts private",
+        [STAGE_CHROOT] = "chroot() to the target's root",
+        [STAGE_SETGROUPS] = "setgroups()",
+        [STAGE_SETGID] = "setresgid()",
+        [STAGE_SETUID] = "setresuid()",
+        [STAGE_FORK_PID] = "fork() into the pid namespace",
+        [STAGE_PID_CHILD] = "pid namespace child setup",
+        [STAGE_NO_NEW_PRIVS] = "PR_SET_NO_NEW_PRIVS",
+        [STAGE_BOUNDING_SET] = "dropping the capability bounding set",
+        [STAGE_AMBIENT] = "clearing ambient capabilities",
+        [STAGE_CAPSET] = "capset()",
+        [STAGE_FN] = "running the function",
+};
+
+/* One MAP_SHARED page written by the child during setup. The runner unmaps it before calling
+ * fn, so nothing fn runs (possibly container code: NSS modules) can forge it. */
+struct worker_shared {
+        int stage;
+        int error;     /* errno of the failed setup stage */
+        int fn_signal; /* NSID_NS_PID: the signal that killed the runner, reported by the middle */
+};
+
+/* Everything the child needs, prepared by the parent so the child allocates nothing. */
+struct worker_ctx {
+        pid_t parent_pid;
+        int reply_fd;
+        int null_fd;
+        size_t n_join;
+        int join_fd[_NSID_NS_TYPE_MAX];
+        int join_flag[_NSID_NS_TYPE_MAX];
+        int root_fd;         /* chroot() here after joining, or -EBADF */
+        bool become_ns_root; /* joined a user namespace other than ours */
+        bool fork_pid;       /* run fn in a grandchild inside the joined pid namespace */
+        unsigned flags;
+        nsid_worker_fn fn;
+        void *userdata;
+        struct worker_shared *shared;
+};
+
+/* ---- child side: async-signal-safe only ---- */
+
+_Noreturn static void child_fail(struct worker_ctx *c, int stage, int error) {
+        c->shared->stage = stage;
+        c->shared->error = error > 0 ? error : EIO;
+        _exit(WORKER_EXIT_OTHER);
+}
+
+static int child_reset_signals(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t all;
+
+        /* Handlers and ignored signals of the caller have no business in the child (a SIGINT
+         * to the caller's process group would run the caller's handler here). EINVAL for
+         * SIGKILL, SIGSTOP and libc-internal signals is expected. */
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) sigaction(sig, &sa, NULL);
+        if (sigemptyset(&all) < 0 || sigprocmask(SIG_SETMASK, &all, NULL) < 0)
+                return errno;
+        return 0;
+}
+
+/* Move fds[0..n) to 3, 4, ..., point 0-2 at fds[1] (/dev/null), close all others. */
+static int child_fd_layout(int *fds, size_t n) {
+        int base = 3 + (int) n, tmp[2 + _NSID_NS_TYPE_MAX + 1];
+
+        for (size_t i = 0; i < n; i++) {
+                tmp[i] = fcntl(fds[i], F_DUPFD, base);
+                if (tmp[i] < 0)
+                        return errno;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (dup2(tmp[i], 3 + (int) i) < 0)
+                        return errno;
+                fds[i] = 3 + (int) i;
+        }
+        for (int i = 0; i < 3; i++)
+                if (dup2(CHILD_NULL_FD, i) < 0)
+                        return errno;
+        if (close_range((unsigned) base, ~0U, 0) < 0)
+                return errno;
+        return 0;
+}
+
+static int child_drop_caps(void) {
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -STAGE_NO_NEW_PRIVS;
+        /* Up to the kernel's last capability: PR_CAPBSET_READ fails with EINVAL past it. */
+        for (unsigned long cap = 0;; cap++) {
+                if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
+                        break;
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        return -STAGE_BOUNDING_SET;
+        }
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                return -STAGE_AMBIENT;
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                return -STAGE_CAPSET;
+        return 0;
+}
+
+_Noreturn static void child_run_fn(struct worker_ctx *c) {
+        int r;
+
+        if (!(c->flags & NSID_WORKER_KEEP_CAPS)) {
+                r = child_drop_caps();
+                if (r < 0)
+                        child_fail(c, -r, errno);
+        }
+
+        c->shared->stage = STAGE_FN;
+        (void) munmap(c->shared, sizeof(*c->shared));
+        c->shared = NULL;
+
+        r = c->fn(CHILD_REPLY_FD, c->userdata);
+        if (r == 0)
+                _exit(0);
+        if (r < 0 && r > -WORKER_EXIT_OTHER)
+                _exit(-r);
+        _exit(WORKER_EXIT_OTHER);
+}
+
+_Noreturn static void child_pid_namespace(struct worker_ctx *c) {
+        int self_pidfd, status;
+        pid_t pid;
+
+        /* Lets the runner find out whether we died before its PR_SET_PDEATHSIG took effect
+         * (getppid() is 0 inside the new pid namespace, so it cannot be compared). */
+        self_pidfd = pidfd_open(getpid(), 0);
+        if (self_pidfd < 0)
+                child_fail(c, STAGE_FORK_PID, errno);
+
+        pid = fork();
+        if (pid < 0)
+                child_fail(c, STAGE_FORK_PID, errno);
+        if (pid == 0) {
+                struct pollfd pfd = { .fd = self_pidfd, .events = POLLIN };
+
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                        child_fail(c, STAGE_PID_CHILD, errno);
+                if (poll(&pfd, 1, 0) != 0) /* the middle child already exited (or error) */
+                        _exit(WORKER_EXIT_OTHER);
+                (void) close(self_pidfd);
+                child_run_fn(c);
+        }
+
+        /* The middle child keeps nothing open: the reply pipe's write end belongs to the
+         * runner alone, so the parent sees EOF when the runner is done. */
+        (void) close_range(0, ~0U, 0);
+        for (;;) {
+                if (waitpid(pid, &status, 0) >= 0)
+                        break;
+                if (errno != EINTR)
+                        child_fail(c, STAGE_PID_CHILD, errno);
+        }
+        if (WIFEXITED(status))
+                _exit(WEXITSTATUS(status));
+        c->shared->fn_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        _exit(WORKER_EXIT_OTHER);
+}
+
+_Noreturn static void worker_child(struct worker_ctx *c) {
+        int fds[2 + _NSID_NS_TYPE_MAX + 1];
+        size_t n = 0;
+        int r;
+
+        c->shared->stage = STAGE_START;
+
+        /* Die with the caller; if it is already gone, stop now. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(c, STAGE_PDEATHSIG, errno);
+        if (getppid() != c->parent_pid)
+                _exit(WORKER_EXIT_OTHER);
+
+        r = child_reset_signals();
+        if (r > 0)
+                child_fail(c, STAGE_SIGNALS, r);
+        if (setsid() < 0)
+                child_fail(c, STAGE_SETSID, errno);
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                child_fail(c, STAGE_DUMPABLE, errno);
+
+        /* Keep only what the setup needs; everything else the caller had open is closed
+         * before any namespace is joined. */
+        fds[n++] = c->reply_fd;
+        fds[n++] = c->null_fd;
+        for (size_t i = 0; i < c->n_join; i++)
+                fds[n++] = c->join_fd[i];
+        if (c->root_fd >= 0)
+                fds[n++] = c->root_fd;
+        r = child_fd_layout(fds, n);
+        if (r > 0)
+                child_fail(c, STAGE_FDS, r);
+        c->reply_fd = fds[0];
+        c->null_fd = fds[1];
+        for (size_t i = 0; i < c->n_join; i++)
+                c->join_fd[i] = fds[2 + i];
+        if (c->root_fd >= 0)
+                c->root_fd = fds[2 + c->n_join];
+
+        for (size_t i = 0; i < c->n_join; i++)
+                if (setns(c->join_fd[i], c->join_flag[i]) < 0)
+                        child_fail(c, STAGE_SETNS, errno);
+
+        if (c->root_fd >= 0 && fchdir(c->root_fd) < 0)
+                child_fail(c, STAGE_CHDIR_ROOT, errno);
+        if (c->flags & NSID_WORKER_UNSHARE_MNT) {
+                /* unshare() moves our root and cwd to the copies in the new namespace; "/" is
+                 * still the namespace's root mount here (the chroot comes after), so the
+                 * propagation change applies to the whole tree. */
+                if (unshare(CLONE_NEWNS) < 0)
+                        child_fail(c, STAGE_UNSHARE_MNT, errno);
+                if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        child_fail(c, STAGE_MAKE_PRIVATE, errno);
+        }
+        if (c->root_fd >= 0 && chroot(".") < 0)
+                child_fail(c, STAGE_CHROOT, errno);
+        if (chdir("/") < 0)
+                child_fail(c, STAGE_CHROOT, errno);
+
+        if (c->become_ns_root) {
+                /* Our credentials are still the caller's (host uid 0): become the namespace's
+                 * root, so that what we touch is owned by the container's root, not by the
+                 * host's. A namespace without a mapping for 0, or with setgroups denied, keeps
+                 * the caller's ids for that part (EINVAL/EPERM); the capabilities go anyway.
+                 * Raw system calls: they change this (single) thread only and are
+                 * async-signal-safe, without glibc's all-threads set*id machinery. */
+                if (syscall(SYS_setgroups, 0, NULL) < 0 && errno != EPERM && errno != EINVAL)
+                        child_fail(c, STAGE_SETGROUPS, errno);
+                if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL)
+                        child_fail(c, STAGE_SETGID, errno);
+                if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL)
+                        child_fail(c, STAGE_SETUID, errno);
+        }
+
+        /* From here on only the reply pipe (3) and /dev/null (0-2) stay open. */
+        if (close_range(CHILD_NULL_FD, ~0U, 0) < 0)
+                child_fail(c, STAGE_FDS, errno);
+
+        if (c->fork_pid)
+                child_pid_namespace(c);
+        child_run_fn(c);
+}
+
+/* ---- parent side ---- */
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read what is available: 0 would block, 1 EOF, negative errno (-EFBIG past max). */
+static int reply_drain(int fd, size_t max, char **buf, size_t *alloc, size_t *size) {
+        for (;;) {
+                if (*size > max)
+                        return -EFBIG;
+                if (*alloc - *size < 2) {
+                        size_t want = *alloc ? *alloc * 2 : 4096;
+                        if (want > max + 2)
+                                want = max + 2;
+                        char *nb = realloc(*buf, want);
+                        if (!nb)
+                                return -ENOMEM;
+                        *buf = nb;
+                        *alloc = want;
+                }
+                ssize_t k = read(fd, *buf + *size, *alloc - *size - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        return 1;
+                *size += (size_t) k;
+        }
+}
+
+static int decode_result(const struct worker_shared *sh, const siginfo_t *si, const char *what) {
+        if (sh->stage != STAGE_FN) {
+                const char *stage = sh->stage >= 0 && sh->stage < _STAGE_MAX ? stage_names[sh->stage]
+                                                                           : "unknown stage";
+                if (si->si_code == CLD_EXITED && sh->error > 0 && sh->error < 4096)
+                        return log_debug_errno(sh->error, "worker for %s failed at %s: %s", what,
+                                               stage, strerror(sh->error));
+                if (si->si_code == CLD_EXITED)
+                        return log_debug_errno(EPROTO, "worker for %s gave up at %s", what,
+                                               stage);
+                return log_debug_errno(EPROTO, "worker for %s killed by signal %d at %s", what,
+                                       si->si_status, stage);
+        }
+        if (si->si_code == CLD_EXITED) {
+                if (si->si_status == 0)
+                        return 0;
+                if (si->si_status > 0 && si->si_status < WORKER_EXIT_OTHER)
+                        return -si->si_status;
+                if (sh->fn_signal > 0)
+                        return log_debug_errno(EPROTO, "worker for %s killed by signal %d", what,
+                                               sh->fn_signal);
+                return log_debug_errno(EPROTO,
+                                       "worker for %s returned a value outside the protocol",
+                                       what);
+        }
+        return log_debug_errno(EPROTO, "worker for %s killed by signal %d", what, si->si_status);
+}
+
+static void unmap_shared(struct worker_shared **sh) {
+        if (*sh && *sh != MAP_FAILED)
+                (void) munmap(*sh, sizeof(**sh));
+}
+
+static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms,
+                        size_t max_reply, char **ret_reply, size_t *ret_size) {
+        _cleanup_(unmap_shared) struct worker_shared *sh = NULL;
+        _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, nullfd = -EBADF, cpidfd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t alloc = 0, size = 0;
+        bool pipe_open = true, exited = false;
+        int64_t deadline = now_ms() + timeout_ms;
+        siginfo_t si = {};
+        int p[2], r = 0;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return log_debug_errno(errno, "worker for %s: cannot create pipe: %s", what,
+                                       strerror(errno));
+        rfd = p[0];
+        wfd = p[1];
+        nullfd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (nullfd < 0)
+                return log_debug_errno(errno, "worker for %s: cannot open /dev/null: %s", what,
+                                       strerror(errno));
+        sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (sh == MAP_FAILED) {
+                sh = NULL;
+                return log_debug_errno(errno, "worker for %s: cannot map status page: %s", what,
+                                       strerror(errno));
+        }
+        sh->stage = -1;
+
+        ctx->parent_pid = getpid();
+        ctx->reply_fd = wfd;
+        ctx->null_fd = nullfd;
+        ctx->shared = sh;
+
+        pid = fork();
+        if (pid < 0)
+                return log_debug_errno(errno, "worker for %s: fork() failed: %s", what,
+                                       strerror(errno));
+        if (pid == 0)
+                worker_child(ctx);
+
+        wfd = safe_close(wfd);
+        nullfd = safe_close(nullfd);
+
+        /* Our own unreaped child: its pid cannot be recycled yet, so this pidfd is the child. */
+        cpidfd = pidfd_open(pid, 0);
+        if (cpidfd < 0) {
+                r = log_debug_errno(errno, "worker for %s: pidfd_open(%d) failed: %s", what,
+                                    (int) pid, strerror(errno));
+                (void) kill(pid, SIGKILL);
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                return r;
+        }
+        if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
+                r = negative_errno();
+
+        while (r == 0 && !(exited && !pipe_open)) {
+                struct pollfd pfd[2] = {
+                        { .fd = cpidfd, .events = POLLIN },
+                        { .fd = rfd, .events = POLLIN },
+                };
+                int64_t left = deadline - now_ms();
+                int k;
+
+                if (left <= 0) {
+                        r = log_debug_errno(ETIMEDOUT, "worker for %s timed out after %d ms",
+                                            what, timeout_ms);
+                        break;
+                }
+                k = poll(pfd, pipe_open ? 2 : 1, left > INT32_MAX ? INT32_MAX : (int) left);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = negative_errno();
+                        break;
+                }
+                if (pipe_open && pfd[1].revents) {
+                        k = reply_drain(rfd, max_reply, &buf, &alloc, &size);
+                        if (k == -EFBIG)
+                                r = log_debug_errno(EFBIG,
+                                                    "worker for %s: reply longer than %zu bytes",
+                                                    what, max_reply);
+                        else if (k < 0)
+                                r = k;
+                        else if (k == 1)
+                                pipe_open = false;
+                }
+                if (r == 0 && pfd[0].revents) {
+                        /* Exited. Take what is still buffered; a writer left behind by fn
+                         * (a background process holding the pipe) is not waited for. */
+                        exited = true;
+                        if (pipe_open) {
+                                k = reply_drain(rfd, max_reply, &buf, &alloc, &size);
+                                if (k == -EFBIG)
+                                        r = log_debug_errno(
+                                                EFBIG, "worker for %s: reply longer than %zu bytes",
+                                                what, max_reply);
+                                else if (k < 0)
+                                        r = k;
+                                pipe_open = false;
+                        }
+                }
+        }
+
+        if (r < 0 && !exited)
+                (void) pidfd_send_signal(cpidfd, SIGKILL, NULL, 0);
+        rfd = safe_close(rfd);
+
+        /* Always reap. After SIGKILL this returns as soon as the kernel has killed it. */
+        for (;;) {
+                if (waitid(P_PIDFD, (id_t) cpidfd, &si, WEXITED) >= 0)
+                        break;
+                if (errno == EINTR)
+                        continue;
+                int e = errno;
+                if (r == 0)
+                        r = log_debug_errno(e, "worker for %s: cannot reap child %d: %s%s", what,
+                                            (int) pid, strerror(e),
+                                            e == ECHILD ? " (SIGCHLD ignored, or reaped by "
+                                                          "someone else?)"
+                                                        : "");
+                break;
+        }
+        if (r < 0)
+                return r;
+
+        r = decode_result(sh, &si, what);
+        if (r < 0)
+                return r;
+
+        if (ret_reply) {
+                if (!buf) {
+                        buf = malloc(1);
+                        if (!buf)
+                                return -ENOMEM;
+                }
+                buf[size] = 0;
+                *ret_reply = TAKE_PTR(buf);
+        }
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+static int check_common_args(unsigned flags, int timeout_ms, nsid_worker_fn fn,
+                             size_t max_reply) {
+        assert_return((flags & ~WORKER_KNOWN_FLAGS) == 0, -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(fn, -EINVAL);
+        assert_return(max_reply < SIZE_MAX / 4, -EINVAL);
+        return 0;
+}
+
+/* 1 if ns is the caller's own user namespace. */
+static int is_own_userns(const nsid_ns *ns) {
+        struct stat st;
+        nsid_ns_id id;
+        int r;
+
+        r = nsid_ns_get_id(ns, &id);
+        if (r < 0)
+                return r;
+        if (stat("/proc/self/ns/user", &st) < 0)
+                return negative_errno();
+        return (uint64_t) st.st_dev == id.dev && (uint64_t) st.st_ino == id.ino;
+}
+
+DEFINE_UNREF_CLEANUP(nsid_ns, nsid_ns_unref)
+
+_public_ int nsid_worker_run(const nsid_proc *target, unsigned ns_mask, unsigned flags,
+                             int timeout_ms, nsid_worker_fn fn, void *userdata,
+                             size_t max_reply, char **ret_reply, size_t *ret_size) {
+        _cleanup_close_ int rootfd = -EBADF;
+        struct worker_ctx ctx = {
+                .root_fd = -EBADF,
+                .flags = flags,
+                .fn = fn,
+                .userdata = userdata,
+        };
+        char what[32];
+        int clone_flags = 0, r;
+
+        assert_return(target, -EINVAL);
+        assert_return((ns_mask & ~WORKER_ALL_NS) == 0, -EINVAL);
+        r = check_common_args(flags, timeout_ms, fn, max_reply);
+        if (r < 0)
+                return r;
+
+        (void) snprintf(what, sizeof(what), "process %d", (int) nsid_proc_get_pid(target));
+        r = nsid_proc_check_alive(target);
+        if (r < 0)
+                return log_debug_errno(r, "worker for %s: %s", what,
+                                       r == -ESRCH ? "the process has exited" : strerror(-r));
+
+        for (int t = 0; t < _NSID_NS_TYPE_MAX; t++)
+                if (ns_mask & NSID_NS_MASK(t))
+                        clone_flags |= nsid_ns_type_clone_flag((nsid_ns_type) t);
+
+        if (ns_mask & NSID_NS_MASK(NSID_NS_USER)) {
+                _cleanup_(nsid_ns_unrefp) nsid_ns *userns = NULL;
+
+                r = nsid_proc_open_ns(target, NSID_NS_USER, &userns);
+                if (r < 0)
+                        return r;
+                r = is_own_userns(userns);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        clone_flags &= ~CLONE_NEWUSER; /* setns() would fail with EINVAL */
+                else
+                        ctx.become_ns_root = true;
+        }
+        if (ns_mask & NSID_NS_MASK(NSID_NS_MNT)) {
+                r = nsid_proc_open_root(target, &rootfd);
+                if (r == -ENOENT)
+                        r = -ESRCH; /* a zombie has no root */
+                if (r < 0)
+                        return log_debug_errno(r, "worker for %s: cannot pin its root: %s", what,
+                                               strerror(-r));
+                ctx.root_fd = rootfd;
+        }
+        if (clone_flags) {
+                ctx.join_fd[0] = nsid_proc_get_pidfd(target);
+                ctx.join_flag[0] = clone_flags;
+                ctx.n_join = 1;
+        }
+        ctx.fork_pid = ns_mask & NSID_NS_MASK(NSID_NS_PID);
+
+        return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
+}
+
+_public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, int timeout_ms,
+                                nsid_worker_fn fn, void *userdata, size_t max_reply,
+                                char **ret_reply, size_t *ret_size) {
+        struct worker_ctx ctx = {
+                .root_fd = -EBADF,
+                .flags = flags,
+                .fn = fn,
+                .userdata = userdata,
+        };
+        unsigned seen = 0;
+        int r;
+
+        assert_return(ns || n == 0, -EINVAL);
+        assert_return(n <= _NSID_NS_TYPE_MAX, -EINVAL);
+        r = check_common_args(flags, timeout_ms, fn, max_reply);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n; i++) {
+                assert_return(ns[i], -EINVAL);
+                nsid_ns_type t = nsid_ns_get_type(ns[i]);
+                assert_return((int) t >= 0 && t < _NSID_NS_TYPE_MAX, -EINVAL);
+                assert_return(!(seen & NSID_NS_MASK(t)), -EINVAL); /* one per type */
+                seen |= NSID_NS_MASK(t);
+        }
+
+        /* The user namespace first: joining it gives the capabilities needed to join the
+         * namespaces it owns. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++) {
+                        nsid_ns_type t = nsid_ns_get_type(ns[i]);
+                        if ((pass == 0) != (t == NSID_NS_USER))
+                                continue;
+                        if (t == NSID_NS_USER) {
+                                r = is_own_userns(ns[i]);
+                                if (r < 0)
+                                        return r;
+                                if (r > 0)
+                                        continue;
+                                ctx.become_ns_root = true;
+                        }
+                        ctx.join_fd[ctx.n_join] = nsid_ns_get_fd(ns[i]);
+                        ctx.join_flag[ctx.n_join] = nsid_ns_type_clone_flag(t);
+                        ctx.n_join++;
+                }
+        ctx.fork_pid = seen & NSID_NS_MASK(NSID_NS_PID);
+
+        return worker_spawn(&ctx, "namespace handles", timeout_ms, max_reply, ret_reply,
+                            ret_size);
+}
