@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef NSID_KEYRING_H
+#define NSID_KEYRING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <nsid/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Parsers for the kernel keyring upcalls (request-key helpers). Pure functions on text; the
+ * text may come from a hostile requester (key descriptions) or from /proc/keys, so every
+ * field is checked strictly and nothing is guessed.
+ */
+
+/*
+ * id_resolver key descriptions (fs/nfs/nfs4idmap.c): "uid:<name>", "gid:<name>" (name to id)
+ * and "user:<id>", "group:<id>" (id to name).
+ *
+ * A name is 1 .. NSID_IDMAP_KEYDESC_NAME_MAX bytes, contains no control byte (0x00-0x1f,
+ * 0x7f), no ':', no "@@", and neither starts nor ends with '@'. An id is plain decimal
+ * (no sign, no blank, no leading zero except "0" itself) below 4294967295 ((u32)-1 is the
+ * kernel's invalid id and is refused).
+ */
+#define NSID_IDMAP_KEYDESC_NAME_MAX 1024u
+
+typedef enum nsid_idmap_key_kind {
+        NSID_IDMAP_KEY_UID,   /* "uid:<name>" -> uid */
+        NSID_IDMAP_KEY_GID,   /* "gid:<name>" -> gid */
+        NSID_IDMAP_KEY_USER,  /* "user:<uid>" -> name */
+        NSID_IDMAP_KEY_GROUP, /* "group:<gid>" -> name */
+        _NSID_IDMAP_KEY_KIND_MAX,
+} nsid_idmap_key_kind;
+
+typedef struct nsid_idmap_keydesc {
+        nsid_idmap_key_kind kind;
+        uint32_t id;                                /* USER/GROUP */
+        char name[NSID_IDMAP_KEYDESC_NAME_MAX + 1]; /* UID/GID, NUL-terminated */
+} nsid_idmap_keydesc;
+
+/* "uid", "gid", "user", "group"; NULL for an invalid kind. */
+const char *nsid_idmap_key_kind_name(nsid_idmap_key_kind kind);
+/* 1 for kinds whose answer is a name (USER, GROUP), 0 for ids, -EINVAL otherwise. */
+int nsid_idmap_key_kind_answers_name(nsid_idmap_key_kind kind);
+
+/* Parse exactly len bytes (no NUL needed). -EINVAL for an unknown prefix, a bad name or a bad
+ * id; -ERANGE for an id out of range; -ENAMETOOLONG for an overlong name. */
+NSID_API_WARN_UNUSED int nsid_idmap_keydesc_parse(const char *desc, size_t len,
+                                                  nsid_idmap_keydesc *ret);
+/* The name check alone (also used for names about to be returned to the kernel). */
+int nsid_idmap_name_check(const char *name, size_t len);
+
+/*
+ * /proc/keys lines, as proc_keys_show() prints them:
+ *   "%08x %c%c%c%c%c%c%c %5d %4s %08x %5d %5d %-9.9s <description>"
+ * i.e. serial (hex), 7 flag characters, usage count, expiry ("perm", "expd", or a number
+ * with a unit s/m/h/d/w), permissions (hex), uid, gid, the key type padded or TRUNCATED to
+ * 9 characters (".request_key_auth" reads ".request_"), one blank, then the type's own
+ * description (to the end of the line, newline excluded).
+ */
+typedef struct nsid_proc_keys_entry {
+        int32_t serial;
+        char flags[8];
+        uint32_t usage;
+        char expiry[16];
+        uint32_t perm;
+        uint32_t uid;
+        uint32_t gid;
+        char type[10]; /* as printed: at most 9 characters, padding removed */
+        const char *description; /* points into the parsed text, not NUL-terminated */
+        size_t description_len;
+} nsid_proc_keys_entry;
+
+/* Parse one line (len bytes, without or with its trailing '\n'). -EINVAL if malformed. */
+NSID_API_WARN_UNUSED int nsid_proc_keys_parse_line(const char *line, size_t len,
+                                                   nsid_proc_keys_entry *ret);
+/* Find the line of one key in the whole text of /proc/keys. Malformed lines are skipped.
+ * -ENOENT when absent. */
+NSID_API_WARN_UNUSED int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
+                                             nsid_proc_keys_entry *ret);
+
+/*
+ * The description a .request_key_auth key shows in /proc/keys (request_key_auth_describe):
+ * "key:<target serial in lower-case hex, no padding> pid:<pid> ci:<callout length>".
+ * Strict: exactly these three fields, single blanks, no leading zeros.
+ */
+NSID_API_WARN_UNUSED int nsid_reqkey_auth_parse(const char *desc, size_t len,
+                                                int32_t *ret_target, pid_t *ret_pid,
+                                                size_t *ret_callout_len);
+
+/*
+ * A key's KEYCTL_DESCRIBE text: "<type>;<uid>;<gid>;<perm hex>;<description>" (the
+ * description may itself contain ';'). Pointers go into text.
+ */
+typedef struct nsid_key_describe {
+        const char *type;
+        size_t type_len;
+        uint32_t uid;
+        uint32_t gid;
+        uint32_t perm;
+        const char *description;
+        size_t description_len;
+} nsid_key_describe;
+
+NSID_API_WARN_UNUSED int nsid_key_describe_parse(const char *text, size_t len,
+                                                 nsid_key_describe *ret);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
