@@ -26,6 +26,7 @@ struct nsid_identity {
         unsigned flags;
         int registry_error;
         nsid_ns_id netns;
+        char replaced[NSID_IDENTITY_STRING_SIZE];
 };
 
 static const char *const key_source_names[_NSID_KEY_SOURCE_MAX] = {
@@ -242,6 +243,10 @@ _public_ int nsid_identity_get_registry_error(const nsid_identity *id) {
         return id ? id->registry_error : -EINVAL;
 }
 
+_public_ const char *nsid_identity_get_replaced(const nsid_identity *id) {
+        return id && id->replaced[0] ? id->replaced : NULL;
+}
+
 _public_ int nsid_identity_get_netns(const nsid_identity *id, nsid_ns_id *ret) {
         assert_return(id, -EINVAL);
         assert_return(ret, -EINVAL);
@@ -322,7 +327,7 @@ static void registry_failed(nsid_identity *id, nsid_registry *registry, int r) {
 _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_registry *registry,
                                   nsid_ns *netns, const nsid_proc *proc, const char *app,
                                   const char *key, nsid_key_source key_source, const char *name,
-                                  nsid_identity **ret) {
+                                  unsigned flags, nsid_identity **ret) {
         _cleanup_(nsid_identity_unrefp) nsid_identity *id = NULL;
         nsid_registry_entry e = {}, conflict = {}, existing = {};
         char boot_id[37] = "", keybuf[NSID_IDENTITY_STRING_SIZE];
@@ -334,6 +339,7 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
         assert_return(secret, -EINVAL);
         assert_return(netns, -EINVAL);
         assert_return(ret, -EINVAL);
+        assert_return((flags & ~NSID_IDENTITY_FOR_NS_REPLACE) == 0, -EINVAL);
         assert_return(nsid_ns_get_type(netns) == NSID_NS_NET, -EINVAL);
         if (!app)
                 app = NSID_APP_NFS4;
@@ -372,21 +378,22 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
         }
 
         /* 2. the key already recorded for this very netns */
-        if (!key && registry) {
+        if (registry) {
                 r = nsid_registry_lookup_netns(registry, app, &id->netns, boot_id, cookie,
                                                &existing);
                 if (r >= 0) {
-                        snprintf(id->string, sizeof(id->string), "%s", existing.identity);
-                        id->source = existing.source;
-                        id->flags |= NSID_IDENTITY_REUSED;
-                        /* Re-derive: a changed host secret must not keep an old identity. */
-                        r = nsid_identity_derive(secret, app, existing.key, id->string);
-                        if (r < 0) {
-                                nsid_registry_entry_done(&existing);
-                                return r;
+                        bool given_wins = key && ((flags & NSID_IDENTITY_FOR_NS_REPLACE) ||
+                                                  key_source < existing.source);
+                        if (given_wins) {
+                                snprintf(id->replaced, sizeof(id->replaced), "%s",
+                                         existing.identity);
+                        } else {
+                                if (key && strcmp(key, existing.key) != 0)
+                                        id->flags |= NSID_IDENTITY_KEPT_EXISTING;
+                                id->flags |= NSID_IDENTITY_REUSED;
+                                key = existing.key;
+                                key_source = existing.source;
                         }
-                        key = existing.key;
-                        key_source = existing.source;
                 } else if (r != -ENOENT) {
                         registry_failed(id, registry, r);
                         registry = NULL;
@@ -419,6 +426,10 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                 if (r < 0)
                         goto fail;
                 id->source = key_source;
+                /* a reused key re-derived under a changed host secret */
+                if ((id->flags & NSID_IDENTITY_REUSED) && !id->replaced[0] &&
+                    strcmp(existing.identity, id->string) != 0)
+                        snprintf(id->replaced, sizeof(id->replaced), "%s", existing.identity);
 
                 if (!registry)
                         break;
@@ -464,6 +475,12 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                                   conflict.netns.ino, (int) conflict.pid,
                                   conflict.name ? conflict.name : "-");
                         goto fail;
+                }
+                if (r == -EROFS) {
+                        /* a read-only registry (dry run): looked up, never written */
+                        id->flags |= NSID_IDENTITY_UNRECORDED;
+                        id->registry_error = r;
+                        break;
                 }
                 registry_failed(id, registry, r);
                 break;

@@ -96,6 +96,22 @@ static int pid_ns_stat(pid_t pid, const char *type, nsid_ns_id *ret) {
         return 0;
 }
 
+_public_ int nsid_netns_initial_id(nsid_ns_id *ret) {
+        _cleanup_free_ char *comm = NULL;
+        size_t size = 0;
+        int r;
+
+        assert_return(ret, -EINVAL);
+        r = pid_ns_stat(1, "net", ret);
+        if (r >= 0 || r == -ENOENT)
+                return r;
+        /* PID 1 may be unreadable to us (a sandbox's init); kernel threads always live in the
+         * initial network namespace, and kthreadd is PID 2 in the initial pid namespace. */
+        if (read_proc_file(2, "comm", 64, &comm, &size) < 0 || strcmp(comm, "kthreadd\n") != 0)
+                return r;
+        return pid_ns_stat(2, "net", ret);
+}
+
 /* ---- enumeration ---- */
 
 typedef struct proc_rec {
@@ -341,7 +357,7 @@ _public_ int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n) {
         assert_return(ret, -EINVAL);
         assert_return(ret_n, -EINVAL);
 
-        have_init = pid_ns_stat(1, "net", &init) >= 0;
+        have_init = nsid_netns_initial_id(&init) >= 0;
         r = pid_ns_stat(getpid(), "net", &self);
         if (r < 0)
                 return r;

@@ -14,9 +14,6 @@
 #include "nsid/nfsclient.h"
 #include "nsid/worker.h"
 
-/* TEMPORARY until worker.c lands in the tree: keep libnsid.so linkable (-Wl,--no-undefined). */
-#pragma weak nsid_worker_run_ns
-
 #define IDENTIFIER_PATH "fs/nfs/net/nfs_client/identifier"
 #define KERNEL_KEEPS 64 /* bytes of a write the kernel keeps (KERNEL-FACTS.md 1) */
 #define REPLY_MAX 256
@@ -228,8 +225,6 @@ static int run(nsid_ns *netns, struct child_args *a, int timeout_ms, char *ret_c
         char *prev;
         int r;
 
-        if (!nsid_worker_run_ns)
-                return -ENOSYS;
         r = nsid_worker_run_ns(nsv, 1, NSID_WORKER_KEEP_CAPS,
                                timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS, child_main, a,
                                REPLY_MAX, &rep, &size);

@@ -248,6 +248,8 @@ _public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry 
                              NULL);
         if (rc != SQLITE_OK) {
                 e = fail(r, rc, "open");
+                if ((flags & NSID_REGISTRY_READONLY) && e == -ENOENT)
+                        return e; /* nothing recorded yet: not an error to shout about */
                 return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
         }
         (void) sqlite3_extended_result_codes(r->db, 1);

@@ -102,7 +102,11 @@ NSID_API_WARN_UNUSED int nsid_identity_derive(const uint8_t secret[NSID_ID128_SI
  * records the binding in the registry.
  *
  * Key, first that exists:
- *  1. key with key_source NSID_KEY_EXPLICIT or NSID_KEY_CONTAINER_ID, if given;
+ *  1. key with key_source NSID_KEY_EXPLICIT or NSID_KEY_CONTAINER_ID, if given, unless the
+ *     registry already records for this very netns a key of the same or a higher priority
+ *     (explicit > container-id > machine-id > random): then that recorded key is kept
+ *     (NSID_IDENTITY_KEPT_EXISTING; e.g. the second container of a pod sharing the pod's
+ *     netns) unless flags has NSID_IDENTITY_FOR_NS_REPLACE;
  *  2. the key already recorded in the registry for this very netns (same (dev, ino) and the
  *     same netns cookie in this boot, so a reused inode number is not mistaken for it);
  *  3. the container's own /etc/machine-id (read through proc's root with nsid/file.h), if
@@ -113,6 +117,9 @@ NSID_API_WARN_UNUSED int nsid_identity_derive(const uint8_t secret[NSID_ID128_SI
  * registry may be NULL (or fail): derivation does not need it. Then step 2 is skipped, a
  * random key is not persistent, and the result says so (NSID_IDENTITY_UNRECORDED; the
  * registry's error is logged at LOG_ERR and available from nsid_identity_get_registry_error()).
+ *
+ * When the identity replaces another one recorded for this netns, that one is available from
+ * nsid_identity_get_replaced() (the caller may overwrite it in the kernel: nsid set it).
  *
  * Errors: -EADDRINUSE when an explicit or container-id key derives an identity that the
  * registry has bound to another live network namespace (two containers given the same key);
@@ -127,13 +134,20 @@ enum {
         NSID_IDENTITY_NEW_BINDING = 1u << 1, /* this call created the registry entry */
         NSID_IDENTITY_UNRECORDED = 1u << 2, /* the registry could not be read or written */
         NSID_IDENTITY_MACHINE_ID_SHARED = 1u << 3, /* machine-id skipped: host's or in use */
+        NSID_IDENTITY_KEPT_EXISTING = 1u << 4, /* the given key lost to a recorded one */
+};
+
+/* flags of nsid_identity_for_ns() */
+enum {
+        NSID_IDENTITY_FOR_NS_REPLACE = 1u << 0, /* the given key replaces any recorded one */
 };
 
 NSID_API_WARN_UNUSED int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE],
                                               nsid_registry *registry, nsid_ns *netns,
                                               const nsid_proc *proc, const char *app,
                                               const char *key, nsid_key_source key_source,
-                                              const char *name, nsid_identity **ret);
+                                              const char *name, unsigned flags,
+                                              nsid_identity **ret);
 
 nsid_identity *nsid_identity_ref(nsid_identity *id);
 nsid_identity *nsid_identity_unref(nsid_identity *id);
@@ -145,6 +159,8 @@ nsid_key_source nsid_identity_get_source(const nsid_identity *id);
 unsigned nsid_identity_get_flags(const nsid_identity *id);
 /* 0, or the negative errno of the registry failure behind NSID_IDENTITY_UNRECORDED. */
 int nsid_identity_get_registry_error(const nsid_identity *id);
+/* The identity recorded for this netns before this call and replaced by it, or NULL. */
+const char *nsid_identity_get_replaced(const nsid_identity *id);
 /* The netns the identity was computed for. */
 int nsid_identity_get_netns(const nsid_identity *id, nsid_ns_id *ret);
 /* Remove the registry binding this call created (NSID_IDENTITY_NEW_BINDING), e.g. when the

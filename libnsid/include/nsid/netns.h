@@ -32,6 +32,10 @@ typedef struct nsid_netns_info {
         bool nfs_mounted; /* a process in it sees an nfs/nfs4 mount in its mount namespace */
 } nsid_netns_info;
 
+/* The id of the initial (host) network namespace: PID 1's, or kthreadd's when PID 1 cannot be
+ * inspected. */
+NSID_API_WARN_UNUSED int nsid_netns_initial_id(nsid_ns_id *ret);
+
 /* Enumerate. The array is sorted by inode. */
 NSID_API_WARN_UNUSED int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n);
 void nsid_netns_info_free(nsid_netns_info *v, size_t n);

@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-uniquifier: give every network namespace its own stable NFSv4 client identity.
+ *
+ * Subcommands: set, oci-hook, lxc-hook, reconcile, list, check. See nsid-uniquifier(8).
+ * The library (libnsid) derives, records and writes; this program chooses what to do, prints
+ * and picks exit codes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <nsid/identity.h>
+#include <nsid/log.h>
+#include <nsid/netns.h>
+#include <nsid/nfsclient.h>
+#include <nsid/ns.h>
+#include <nsid/registry.h>
+
+#include "oci-state.h"
+
+#ifndef NSID_VERSION
+#define NSID_VERSION "0"
+#endif
+#ifndef NSID_STATE_DIR
+#define NSID_STATE_DIR "/var/lib/nsid"
+#endif
+
+/* Exit codes (nsid-uniquifier(8), EXIT STATUS). */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAIL = 1,
+        EXIT_USAGE = 2,
+        EXIT_REFUSED = 3,  /* a different identifier is set; --force not given */
+        EXIT_TOO_LATE = 4, /* written, but the netns already has NFS mounts */
+        EXIT_PROBLEMS = 5, /* check: duplicates or unset-with-NFS found */
+};
+
+static const char *program = "nsid-uniquifier";
+
+static struct {
+        const char *state_dir;
+        const char *registry_path;
+        const char *machine_id;
+        const char *app;
+        bool json;
+        bool verbose;
+        bool quiet;
+        bool include_host;
+        int timeout_ms;
+} arg = {
+        .app = NSID_APP_NFS4,
+        .timeout_ms = 10000,
+};
+
+static void log_handler(int priority, const char *message, void *userdata) {
+        (void) userdata;
+        if (priority <= LOG_WARNING || arg.verbose)
+                fprintf(stderr, "%s: %s\n", program, message);
+}
+
+static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void errorf(const char *fmt, ...) {
+        va_list ap;
+        fprintf(stderr, "%s: ", program);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+static void open_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n >= 0 && n != fd) {
+                                dup2(n, fd);
+                                close(n);
+                        }
+                }
+}
+
+static int parse_pid_arg(const char *s, pid_t *ret) {
+        char *end;
+        long v;
+
+        if (!s || !*s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || *end || v < 1 || v > 4194304)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+static int parse_timeout_arg(const char *s, int *ret) {
+        char *end;
+        long v;
+
+        if (!s || !*s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || *end || v < 1 || v > 3600000)
+                return -EINVAL;
+        *ret = (int) v;
+        return 0;
+}
+
+static char registry_default[4096];
+
+static const char *registry_path(void) {
+        if (arg.registry_path)
+                return arg.registry_path;
+        snprintf(registry_default, sizeof(registry_default), "%s/%s",
+                 arg.state_dir ? arg.state_dir : NSID_STATE_DIR, NSID_REGISTRY_FILE);
+        return registry_default;
+}
+
+/* ---- context shared by the subcommands ---- */
+
+typedef struct ctx {
+        uint8_t secret[NSID_ID128_SIZE];
+        nsid_host_secret_source secret_source;
+        nsid_registry *reg; /* NULL if it could not be opened */
+        int reg_error;
+} ctx;
+
+static int ctx_init(ctx *c, bool need_secret, bool readonly) {
+        int r;
+
+        *c = (ctx) {};
+        if (need_secret) {
+                r = nsid_host_secret_load(arg.machine_id, arg.state_dir, c->secret,
+                                          &c->secret_source);
+                if (r < 0) {
+                        errorf("cannot load the host secret (machine-id %s, state directory %s): "
+                               "%s",
+                               arg.machine_id ? arg.machine_id : "/etc/machine-id",
+                               arg.state_dir ? arg.state_dir : NSID_STATE_DIR, strerror(-r));
+                        return r;
+                }
+        }
+        r = nsid_registry_open(registry_path(), readonly ? NSID_REGISTRY_READONLY : 0, &c->reg);
+        if (r < 0) {
+                /* the library logged "registry PATH: sqlite message" already */
+                c->reg_error = r;
+                c->reg = NULL;
+                if (!(readonly && r == -ENOENT))
+                        errorf("registry %s unusable (%s); continuing without it, nothing is "
+                               "recorded",
+                               registry_path(), strerror(-r));
+        }
+        return 0;
+}
+
+static void ctx_done(ctx *c) {
+        c->reg = nsid_registry_unref(c->reg);
+        explicit_bzero(c->secret, sizeof(c->secret));
+}
+
+/* ---- set one netns ---- */
+
+typedef enum set_state {
+        ST_SET_NOW,
+        ST_ALREADY_SET,
+        ST_WOULD_SET,
+        ST_TOO_LATE,
+        ST_NOT_LOADED,
+        ST_REFUSED,
+        ST_FAILED,
+} set_state;
+
+static const char *const state_words[] = {
+        [ST_SET_NOW] = "set",          [ST_ALREADY_SET] = "already-set",
+        [ST_WOULD_SET] = "would-set",  [ST_TOO_LATE] = "too-late",
+        [ST_NOT_LOADED] = "no-nfs-client", [ST_REFUSED] = "refused",
+        [ST_FAILED] = "failed",
+};
+
+typedef struct set_result {
+        set_state state;
+        char identity[NSID_IDENTITY_STRING_SIZE];
+        char previous[NSID_NFS_IDENTIFIER_MAX + 2];
+        nsid_key_source source;
+        unsigned id_flags;
+        int error;
+        char why[256];
+} set_result;
+
+enum { SET_FORCE = 1, SET_DRY_RUN = 2, SET_REPLACE_KEY = 4 };
+
+static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *key,
+                    nsid_key_source key_source, const char *name, unsigned flags,
+                    set_result *res) {
+        nsid_identity *id = NULL;
+        char *prev = NULL;
+        const char *replaceable;
+        nsid_ns_id nsid = {};
+        int r, has_nfs;
+
+        *res = (set_result) { .state = ST_FAILED, .source = NSID_KEY_AUTO };
+        (void) nsid_ns_get_id(netns, &nsid);
+
+        r = nsid_identity_for_ns(c->secret, c->reg, netns, proc, arg.app, key,
+                                 key ? key_source : NSID_KEY_AUTO, name,
+                                 (flags & SET_REPLACE_KEY) ? NSID_IDENTITY_FOR_NS_REPLACE : 0,
+                                 &id);
+        if (r < 0) {
+                res->error = r;
+                if (r == -EADDRINUSE)
+                        snprintf(res->why, sizeof(res->why),
+                                 "the %s key gives an identity already used by another live "
+                                 "network namespace",
+                                 nsid_key_source_to_string(key_source));
+                else
+                        snprintf(res->why, sizeof(res->why), "cannot derive: %s", strerror(-r));
+                return;
+        }
+        snprintf(res->identity, sizeof(res->identity), "%s", nsid_identity_get_string(id));
+        res->source = nsid_identity_get_source(id);
+        res->id_flags = nsid_identity_get_flags(id);
+
+        has_nfs = nsid_netns_has_nfs_mounts(&nsid);
+        /* nsid may replace what it set itself from a lower-priority key, but not under
+         * existing NFS mounts (it would not take effect) unless forced. */
+        replaceable = nsid_identity_get_replaced(id);
+        if (has_nfs > 0 && !(flags & SET_FORCE))
+                replaceable = NULL;
+
+        r = nsid_nfs_client_set_identifier(netns, res->identity, replaceable,
+                                           ((flags & SET_FORCE) ? NSID_NFS_SET_FORCE : 0) |
+                                                   ((flags & SET_DRY_RUN) ? NSID_NFS_SET_DRY_RUN
+                                                                          : 0),
+                                           arg.timeout_ms, &prev);
+        if (prev)
+                snprintf(res->previous, sizeof(res->previous), "%s", prev);
+        free(prev);
+        res->error = r < 0 ? r : 0;
+        if (r == 1)
+                res->state = has_nfs > 0 ? ST_TOO_LATE : ST_SET_NOW;
+        else if (r == 0)
+                res->state = (flags & SET_DRY_RUN) && strcmp(res->previous, res->identity) != 0
+                                     ? ST_WOULD_SET
+                                     : ST_ALREADY_SET;
+        else if (r == -ENOENT) {
+                res->state = ST_NOT_LOADED;
+                snprintf(res->why, sizeof(res->why),
+                         "no NFS client sysfs in this netns (nfs module not loaded)%s",
+                         (res->id_flags & NSID_IDENTITY_UNRECORDED)
+                                 ? ""
+                                 : "; identity recorded, a later reconcile sets it");
+        } else if (r == -EEXIST) {
+                res->state = ST_REFUSED;
+                snprintf(res->why, sizeof(res->why),
+                         "a different identifier (%s) is already set%s; use --force to replace it",
+                         res->previous, has_nfs > 0 ? " and NFS is mounted" : "");
+                /* do not leave a binding that claims what the kernel does not have */
+                if (c->reg)
+                        (void) nsid_identity_forget(id, c->reg);
+        } else {
+                res->state = ST_FAILED;
+                snprintf(res->why, sizeof(res->why), "cannot set the identifier: %s",
+                         strerror(-r));
+                if (c->reg)
+                        (void) nsid_identity_forget(id, c->reg);
+        }
+        nsid_identity_unref(id);
+}
+
+static json_object *result_json(const nsid_ns_id *nsid, pid_t pid, const set_result *res) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "netns", json_object_new_uint64(nsid->ino));
+        json_object_object_add(o, "netns_dev", json_object_new_uint64(nsid->dev));
+        json_object_object_add(o, "pid", json_object_new_int(pid));
+        json_object_object_add(o, "identifier",
+                               res->identity[0] ? json_object_new_string(res->identity) : NULL);
+        json_object_object_add(o, "source",
+                               res->source != NSID_KEY_AUTO
+                                       ? json_object_new_string(
+                                                 nsid_key_source_to_string(res->source))
+                                       : NULL);
+        json_object_object_add(o, "state", json_object_new_string(state_words[res->state]));
+        json_object_object_add(o, "previous", json_object_new_string(res->previous));
+        json_object_object_add(o, "recorded",
+                               json_object_new_boolean(!(res->id_flags & NSID_IDENTITY_UNRECORDED) &&
+                                                       res->identity[0]));
+        if (res->why[0])
+                json_object_object_add(o, "why", json_object_new_string(res->why));
+        return o;
+}
+
+static void print_set_result(const nsid_ns_id *nsid, pid_t pid, const set_result *res) {
+        if (arg.json) {
+                json_object *o = result_json(nsid, pid, res);
+                puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+        } else if (res->identity[0])
+                printf("%s %s %s\n", res->identity, nsid_key_source_to_string(res->source),
+                       state_words[res->state]);
+        if (res->why[0] && !arg.quiet)
+                errorf("netns %" PRIu64 ": %s", nsid->ino, res->why);
+        if (res->id_flags & NSID_IDENTITY_KEPT_EXISTING && !arg.quiet)
+                errorf("netns %" PRIu64 ": kept the identity recorded for this netns (its key "
+                       "ranks the same or higher); --replace-key to change it",
+                       nsid->ino);
+}
+
+static int exit_for(const set_result *res, bool hook) {
+        switch (res->state) {
+        case ST_SET_NOW:
+        case ST_ALREADY_SET:
+        case ST_WOULD_SET:
+        case ST_NOT_LOADED:
+                return EXIT_OK;
+        case ST_TOO_LATE:
+                return hook ? EXIT_OK : EXIT_TOO_LATE;
+        case ST_REFUSED:
+                /* a hook leaves an identifier someone else set alone and lets the container
+                 * start: that netns already has a unique identity */
+                return hook ? EXIT_OK : EXIT_REFUSED;
+        default:
+                return EXIT_FAIL;
+        }
+}
+
+/* ---- subcommands ---- */
+
+static void help(void) {
+        printf("Usage: %s [OPTIONS] COMMAND [ARGS]\n"
+               "\n"
+               "Give each network namespace its own stable NFSv4 client identity.\n"
+               "\n"
+               "Commands:\n"
+               "  set [--pid PID | --netns PATH] [--key K | --container-id ID] [--force]\n"
+               "      [--dry-run] [--replace-key]   set one netns (default: our own)\n"
+               "  oci-hook                          OCI createRuntime hook (state JSON on stdin)\n"
+               "  lxc-hook                          LXC start-host hook (LXC_PID, LXC_NAME)\n"
+               "  reconcile [--include-host]        set every netns whose identifier is unset\n"
+               "  list                              show every netns, change nothing\n"
+               "  check                             like list; exit %d on duplicates or unset\n"
+               "                                    identifiers under NFS mounts\n"
+               "\n"
+               "Options:\n"
+               "  --app APP          identity app id (default nfs4)\n"
+               "  --state-dir DIR    state directory (default %s; env NSID_STATE_DIR)\n"
+               "  --registry PATH    registry database (default STATE_DIR/%s; env "
+               "NSID_REGISTRY)\n"
+               "  --machine-id PATH  host machine-id file (default /etc/machine-id; env "
+               "NSID_MACHINE_ID_FILE)\n"
+               "  --timeout MS       per-namespace worker / stdin timeout (default 10000)\n"
+               "  --json             machine-readable output\n"
+               "  -q, --quiet        no notes on stderr\n"
+               "  -v, --verbose      debug messages\n"
+               "  -h, --help         this help\n"
+               "      --version      version\n"
+               "\n"
+               "Exit status: 0 ok, 1 failure, 2 usage, 3 refused (different identifier set),\n"
+               "4 too late (NFS already mounted), 5 check found problems.\n",
+               program, EXIT_PROBLEMS, NSID_STATE_DIR, NSID_REGISTRY_FILE);
+}
+
+static int cmd_set(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "pid", required_argument, NULL, 'p' },
+                { "netns", required_argument, NULL, 'n' },
+                { "key", required_argument, NULL, 'k' },
+                { "container-id", required_argument, NULL, 'c' },
+                { "name", required_argument, NULL, 'N' },
+                { "force", no_argument, NULL, 'f' },
+                { "dry-run", no_argument, NULL, 'd' },
+                { "replace-key", no_argument, NULL, 'R' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *netns_path = NULL, *key = NULL, *name = NULL;
+        nsid_key_source ks = NSID_KEY_AUTO;
+        nsid_proc *proc = NULL;
+        nsid_ns *netns = NULL;
+        unsigned flags = 0;
+        pid_t pid = 0;
+        set_result res;
+        nsid_ns_id nsid = {};
+        ctx c;
+        int o, r;
+
+        optind = 1;
+        while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
+                switch (o) {
+                case 'p':
+                        if (parse_pid_arg(optarg, &pid) < 0) {
+                                errorf("invalid --pid '%s'", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'n':
+                        netns_path = optarg;
+                        break;
+                case 'k':
+                case 'c':
+                        if (key) {
+                                errorf("--key and --container-id are exclusive");
+                                return EXIT_USAGE;
+                        }
+                        key = optarg;
+                        ks = o == 'k' ? NSID_KEY_EXPLICIT : NSID_KEY_CONTAINER_ID;
+                        if (nsid_key_validate(key) < 0) {
+                                errorf("invalid key: 1..%d printable ASCII characters, no spaces",
+                                       NSID_KEY_MAX);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'N':
+                        name = optarg;
+                        break;
+                case 'f':
+                        flags |= SET_FORCE;
+                        break;
+                case 'd':
+                        flags |= SET_DRY_RUN;
+                        break;
+                case 'R':
+                        flags |= SET_REPLACE_KEY;
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                errorf("set: unexpected argument '%s'", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (pid && netns_path) {
+                errorf("--pid and --netns are exclusive");
+                return EXIT_USAGE;
+        }
+        if (!name && ks == NSID_KEY_CONTAINER_ID)
+                name = key;
+
+        if (pid) {
+                r = nsid_proc_open(pid, &proc);
+                if (r >= 0)
+                        r = nsid_proc_open_ns(proc, NSID_NS_NET, &netns);
+                if (r < 0) {
+                        errorf("pid %d: cannot open its network namespace: %s", (int) pid,
+                               strerror(-r));
+                        nsid_proc_unref(proc);
+                        return EXIT_FAIL;
+                }
+        } else {
+                const char *path = netns_path ? netns_path : "/proc/self/ns/net";
+                r = nsid_ns_open_path(path, NSID_NS_NET, &netns);
+                if (r < 0) {
+                        errorf("%s: not a network namespace: %s", path, strerror(-r));
+                        return EXIT_FAIL;
+                }
+                if (!netns_path) {
+                        r = nsid_proc_open_self(&proc);
+                        if (r < 0)
+                                proc = NULL;
+                }
+        }
+        (void) nsid_ns_get_id(netns, &nsid);
+
+        r = ctx_init(&c, true, (flags & SET_DRY_RUN) != 0);
+        if (r < 0) {
+                nsid_ns_unref(netns);
+                nsid_proc_unref(proc);
+                return EXIT_FAIL;
+        }
+        set_one(&c, netns, proc, key, ks, name, flags, &res);
+        print_set_result(&nsid, pid, &res);
+        ctx_done(&c);
+        nsid_ns_unref(netns);
+        nsid_proc_unref(proc);
+        return exit_for(&res, false);
+}
+
+/* Set the netns of a container process handed to us by a runtime hook. */
+static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *name,
+                    const char *what) {
+        nsid_proc *proc = NULL;
+        nsid_ns *netns = NULL;
+        nsid_ns_id nsid = {}, init;
+        set_result res;
+        ctx c;
+        int r;
+
+        r = nsid_proc_open(pid, &proc);
+        if (r >= 0)
+                r = nsid_proc_open_ns(proc, NSID_NS_NET, &netns);
+        if (r < 0) {
+                errorf("%s %s: pid %d: cannot open its network namespace: %s", what, name,
+                       (int) pid, strerror(-r));
+                nsid_proc_unref(proc);
+                return EXIT_FAIL;
+        }
+        (void) nsid_ns_get_id(netns, &nsid);
+        if (nsid_netns_initial_id(&init) >= 0 && init.dev == nsid.dev && init.ino == nsid.ino) {
+                if (!arg.quiet)
+                        errorf("%s %s: shares the host network namespace; left alone", what,
+                               name);
+                nsid_ns_unref(netns);
+                nsid_proc_unref(proc);
+                return EXIT_OK;
+        }
+        r = ctx_init(&c, true, false);
+        if (r < 0) {
+                nsid_ns_unref(netns);
+                nsid_proc_unref(proc);
+                return EXIT_FAIL;
+        }
+        set_one(&c, netns, proc, key, ks, name, 0, &res);
+        print_set_result(&nsid, pid, &res);
+        if (res.state == ST_FAILED)
+                errorf("%s %s: failed; the container must not start with a shared NFS identity",
+                       what, name);
+        ctx_done(&c);
+        nsid_ns_unref(netns);
+        nsid_proc_unref(proc);
+        return exit_for(&res, true);
+}
+
+static int cmd_oci_hook(int argc, char **argv) {
+        char *data = NULL;
+        size_t size = 0;
+        const char *err = NULL;
+        oci_state st = {};
+        int r;
+
+        if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+                help();
+                return EXIT_OK;
+        }
+        r = read_all_timeout(STDIN_FILENO, OCI_STATE_MAX, arg.timeout_ms, &data, &size);
+        if (r < 0) {
+                errorf("oci-hook: reading the state from stdin: %s",
+                       r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+                return EXIT_FAIL;
+        }
+        r = oci_state_parse(data, size, &st, &err);
+        free(data);
+        if (r < 0) {
+                errorf("oci-hook: invalid OCI state on stdin: %s", err);
+                return EXIT_FAIL;
+        }
+        if (st.nsid_app) {
+                if (nsid_app_validate(st.nsid_app) < 0) {
+                        errorf("oci-hook: container %s: invalid annotation org.nsid.app", st.id);
+                        oci_state_done(&st);
+                        return EXIT_FAIL;
+                }
+                arg.app = st.nsid_app;
+        }
+        r = hook_set(st.pid, st.nsid_key ? st.nsid_key : st.id,
+                     st.nsid_key ? NSID_KEY_EXPLICIT : NSID_KEY_CONTAINER_ID, st.id, "container");
+        arg.app = NSID_APP_NFS4;
+        oci_state_done(&st);
+        return r;
+}
+
+static int cmd_lxc_hook(int argc, char **argv) {
+        const char *spid = getenv("LXC_PID"), *name = getenv("LXC_NAME");
+        pid_t pid;
+
+        /* LXC passes "NAME lxc start-host" as arguments; the environment is what counts. */
+        if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+                help();
+                return EXIT_OK;
+        }
+        if (!name || nsid_key_validate(name) < 0) {
+                errorf("lxc-hook: LXC_NAME missing or invalid (run as lxc.hook.start-host)");
+                return EXIT_FAIL;
+        }
+        if (parse_pid_arg(spid, &pid) < 0 || pid <= 1) {
+                errorf("lxc-hook: container %s: LXC_PID missing or invalid", name);
+                return EXIT_FAIL;
+        }
+        return hook_set(pid, name, NSID_KEY_CONTAINER_ID, name, "container");
+}
+
+/* ---- reconcile / list / check ---- */
+
+typedef struct row {
+        nsid_netns_info *info;
+        char identifier[NSID_NFS_IDENTIFIER_MAX + 2];
+        bool have_identifier; /* read ok (maybe "" = unset) */
+        bool no_nfs_client;
+        const char *source;   /* from the registry, or "-" */
+        char state[300];
+        bool problem;
+} row;
+
+static const char *registry_source_of(nsid_registry *reg, nsid_ns *netns, const char *identifier,
+                                      nsid_key_source *ret) {
+        char boot_id[37];
+        uint64_t cookie;
+        nsid_registry_entry e = {};
+        nsid_ns_id id;
+        const char *s = NULL;
+
+        if (!reg || !identifier[0])
+                return NULL;
+        if (nsid_boot_id(boot_id) < 0 || nsid_netns_get_cookie(netns, &cookie) < 0 ||
+            nsid_ns_get_id(netns, &id) < 0)
+                return NULL;
+        if (nsid_registry_lookup_netns(reg, arg.app, &id, boot_id, cookie, &e) < 0)
+                return NULL;
+        if (strcmp(e.identity, identifier) == 0) {
+                s = nsid_key_source_to_string(e.source);
+                *ret = e.source;
+        }
+        nsid_registry_entry_done(&e);
+        return s;
+}
+
+static void print_table(row *rows, size_t n) {
+        if (arg.json) {
+                json_object *a = json_object_new_array();
+                for (size_t i = 0; i < n; i++) {
+                        row *w = &rows[i];
+                        json_object *o = json_object_new_object();
+                        json_object_object_add(o, "netns", json_object_new_uint64(w->info->id.ino));
+                        json_object_object_add(o, "netns_dev",
+                                               json_object_new_uint64(w->info->id.dev));
+                        json_object_object_add(o, "pid", json_object_new_int(w->info->pid));
+                        json_object_object_add(o, "comm", w->info->comm
+                                                                  ? json_object_new_string(w->info->comm)
+                                                                  : NULL);
+                        json_object_object_add(o, "cgroup",
+                                               w->info->cgroup
+                                                       ? json_object_new_string(w->info->cgroup)
+                                                       : NULL);
+                        json_object_object_add(o, "path", w->info->path
+                                                                  ? json_object_new_string(w->info->path)
+                                                                  : NULL);
+                        json_object_object_add(o, "host", json_object_new_boolean(w->info->initial));
+                        json_object_object_add(o, "nfs_mounted",
+                                               json_object_new_boolean(w->info->nfs_mounted));
+                        json_object_object_add(o, "identifier",
+                                               w->have_identifier && w->identifier[0]
+                                                       ? json_object_new_string(w->identifier)
+                                                       : NULL);
+                        json_object_object_add(o, "source",
+                                               w->source ? json_object_new_string(w->source) : NULL);
+                        json_object_object_add(o, "state", json_object_new_string(w->state));
+                        json_object_object_add(o, "problem", json_object_new_boolean(w->problem));
+                        json_object_array_add(a, o);
+                }
+                puts(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PRETTY |
+                                                               JSON_C_TO_STRING_SPACED));
+                json_object_put(a);
+                return;
+        }
+        printf("%-11s %-8s %-16s %-32s %-32s %-12s %s\n", "NETNS", "PID", "COMM", "CGROUP",
+               "IDENTIFIER", "SOURCE", "STATE");
+        for (size_t i = 0; i < n; i++) {
+                row *w = &rows[i];
+                char pid[16];
+                const char *cg = w->info->cgroup ? w->info->cgroup
+                                 : w->info->path ? w->info->path
+                                                 : "-";
+                snprintf(pid, sizeof(pid), "%d", (int) w->info->pid);
+                printf("%-11" PRIu64 " %-8s %-16s %-32s %-32s %-12s %s\n", w->info->id.ino,
+                       w->info->pid ? pid : "-", w->info->comm ? w->info->comm : "-", cg,
+                       !w->have_identifier   ? "?"
+                       : w->identifier[0] ? w->identifier
+                                          : "(null)",
+                       w->source ? w->source : "-", w->state);
+        }
+}
+
+enum { MODE_RECONCILE, MODE_LIST, MODE_CHECK };
+
+static int cmd_scan(int argc, char **argv, int mode) {
+        static const struct option opts[] = {
+                { "include-host", no_argument, NULL, 'H' },
+                { "dry-run", no_argument, NULL, 'd' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        nsid_netns_info *v = NULL;
+        row *rows = NULL;
+        size_t n = 0;
+        bool dry_run = false, failed = false, problems = false;
+        ctx c;
+        int o, r;
+
+        optind = 1;
+        while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
+                switch (o) {
+                case 'H':
+                        arg.include_host = true;
+                        break;
+                case 'd':
+                        dry_run = true;
+                        break;
+                case 'j':
+                        arg.json = true;
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                errorf("unexpected argument '%s'", argv[optind]);
+                return EXIT_USAGE;
+        }
+
+        r = ctx_init(&c, mode == MODE_RECONCILE, mode != MODE_RECONCILE || dry_run);
+        if (r < 0)
+                return EXIT_FAIL;
+        r = nsid_netns_scan(&v, &n);
+        if (r < 0) {
+                errorf("cannot enumerate network namespaces: %s", strerror(-r));
+                ctx_done(&c);
+                return EXIT_FAIL;
+        }
+        rows = calloc(n ? n : 1, sizeof(*rows));
+        if (!rows) {
+                errorf("out of memory");
+                nsid_netns_info_free(v, n);
+                ctx_done(&c);
+                return EXIT_FAIL;
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                row *w = &rows[i];
+                nsid_ns *netns = NULL;
+                nsid_proc *proc = NULL;
+                char *ident = NULL;
+                nsid_key_source src;
+                bool eligible;
+
+                w->info = &v[i];
+                r = nsid_netns_info_open(&v[i], &netns, &proc);
+                if (r < 0) {
+                        snprintf(w->state, sizeof(w->state), "gone (%s)", strerror(-r));
+                        continue;
+                }
+                eligible = mode == MODE_RECONCILE && (!v[i].initial || arg.include_host);
+                if (eligible) {
+                        /* One worker per netns: it writes only if the identifier is unset. */
+                        set_result res;
+                        set_one(&c, netns, proc, NULL, NSID_KEY_AUTO, NULL,
+                                dry_run ? SET_DRY_RUN : 0, &res);
+                        w->source = res.source != NSID_KEY_AUTO
+                                            ? nsid_key_source_to_string(res.source)
+                                            : NULL;
+                        w->have_identifier = true;
+                        snprintf(w->identifier, sizeof(w->identifier), "%s", res.identity);
+                        switch (res.state) {
+                        case ST_SET_NOW:
+                                snprintf(w->state, sizeof(w->state), "set now");
+                                break;
+                        case ST_WOULD_SET:
+                                snprintf(w->state, sizeof(w->state), "would set");
+                                w->identifier[0] = '\0';
+                                break;
+                        case ST_ALREADY_SET:
+                                snprintf(w->state, sizeof(w->state), "already set");
+                                break;
+                        case ST_TOO_LATE:
+                                snprintf(w->state, sizeof(w->state),
+                                         "too late: set now, but NFS is already mounted");
+                                break;
+                        case ST_NOT_LOADED:
+                                snprintf(w->state, sizeof(w->state),
+                                         "no nfs client (module not loaded); recorded");
+                                w->have_identifier = false;
+                                break;
+                        case ST_REFUSED:
+                                snprintf(w->state, sizeof(w->state), "already set (not by nsid)");
+                                snprintf(w->identifier, sizeof(w->identifier), "%s",
+                                         res.previous);
+                                w->source = NULL;
+                                break;
+                        default:
+                                snprintf(w->state, sizeof(w->state), "failed: %s", res.why);
+                                w->have_identifier = false;
+                                failed = true;
+                        }
+                        nsid_ns_unref(netns);
+                        nsid_proc_unref(proc);
+                        continue;
+                }
+
+                r = nsid_nfs_client_get_identifier(netns, arg.timeout_ms, &ident);
+                if (r == -ENOENT) {
+                        w->no_nfs_client = true;
+                        w->have_identifier = false;
+                } else if (r < 0) {
+                        snprintf(w->state, sizeof(w->state), "failed: cannot read: %s",
+                                 strerror(-r));
+                        failed = true;
+                        nsid_ns_unref(netns);
+                        nsid_proc_unref(proc);
+                        continue;
+                } else {
+                        w->have_identifier = true;
+                        snprintf(w->identifier, sizeof(w->identifier), "%s", ident);
+                        free(ident);
+                }
+
+                {
+                        w->source = w->have_identifier
+                                            ? registry_source_of(c.reg, netns, w->identifier, &src)
+                                            : NULL;
+                        if (w->no_nfs_client)
+                                snprintf(w->state, sizeof(w->state), "no nfs client");
+                        else if (!w->identifier[0] && v[i].nfs_mounted) {
+                                snprintf(w->state, sizeof(w->state), "unset, NFS mounted");
+                                w->problem = !v[i].initial;
+                        } else if (!w->identifier[0])
+                                snprintf(w->state, sizeof(w->state),
+                                         v[i].initial ? "unset (host)" : "unset");
+                        else
+                                snprintf(w->state, sizeof(w->state),
+                                         v[i].initial ? "already set (host)" : "already set");
+                }
+                nsid_ns_unref(netns);
+                nsid_proc_unref(proc);
+        }
+
+        /* duplicates: two live netns presenting the same identifier */
+        for (size_t i = 0; i < n; i++) {
+                if (!rows[i].have_identifier || !rows[i].identifier[0])
+                        continue;
+                for (size_t j = i + 1; j < n; j++)
+                        if (rows[j].have_identifier &&
+                            strcmp(rows[i].identifier, rows[j].identifier) == 0) {
+                                char note[80];
+                                rows[i].problem = rows[j].problem = true;
+                                snprintf(note, sizeof(note), "; DUPLICATE of netns %" PRIu64,
+                                         rows[j].info->id.ino);
+                                strncat(rows[i].state, note,
+                                        sizeof(rows[i].state) - strlen(rows[i].state) - 1);
+                                snprintf(note, sizeof(note), "; DUPLICATE of netns %" PRIu64,
+                                         rows[i].info->id.ino);
+                                strncat(rows[j].state, note,
+                                        sizeof(rows[j].state) - strlen(rows[j].state) - 1);
+                        }
+        }
+
+        print_table(rows, n);
+        for (size_t i = 0; i < n; i++)
+                if (rows[i].problem) {
+                        problems = true;
+                        if (mode == MODE_CHECK)
+                                errorf("netns %" PRIu64 " (pid %d%s%s): %s", rows[i].info->id.ino,
+                                       (int) rows[i].info->pid,
+                                       rows[i].info->path ? ", " : "",
+                                       rows[i].info->path ? rows[i].info->path : "",
+                                       rows[i].state);
+                }
+
+        free(rows);
+        nsid_netns_info_free(v, n);
+        ctx_done(&c);
+        if (mode == MODE_CHECK && problems)
+                return EXIT_PROBLEMS;
+        return failed ? EXIT_FAIL : EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "app", required_argument, NULL, 'a' },
+                { "state-dir", required_argument, NULL, 's' },
+                { "registry", required_argument, NULL, 'r' },
+                { "machine-id", required_argument, NULL, 'm' },
+                { "timeout", required_argument, NULL, 't' },
+                { "json", no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        const char *cmd;
+        int o;
+
+        open_std_fds();
+        arg.state_dir = secure_getenv("NSID_STATE_DIR");
+        arg.registry_path = secure_getenv("NSID_REGISTRY");
+        arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");
+
+        while ((o = getopt_long(argc, argv, "+qvh", opts, NULL)) >= 0) {
+                switch (o) {
+                case 'a':
+                        if (nsid_app_validate(optarg) < 0) {
+                                errorf("invalid --app '%s': 1..%d of [a-z0-9._-]", optarg,
+                                       NSID_APP_MAX);
+                                return EXIT_USAGE;
+                        }
+                        arg.app = optarg;
+                        break;
+                case 's':
+                        arg.state_dir = optarg;
+                        break;
+                case 'r':
+                        arg.registry_path = optarg;
+                        break;
+                case 'm':
+                        arg.machine_id = optarg;
+                        break;
+                case 't':
+                        if (parse_timeout_arg(optarg, &arg.timeout_ms) < 0) {
+                                errorf("invalid --timeout '%s' (milliseconds)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 'j':
+                        arg.json = true;
+                        break;
+                case 'q':
+                        arg.quiet = true;
+                        break;
+                case 'v':
+                        arg.verbose = true;
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case 'V':
+                        printf("nsid-uniquifier %s\n", NSID_VERSION);
+                        return EXIT_OK;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", program);
+                        return EXIT_USAGE;
+                }
+        }
+        if (arg.state_dir && !*arg.state_dir)
+                arg.state_dir = NULL;
+        if (arg.registry_path && !*arg.registry_path)
+                arg.registry_path = NULL;
+        if (arg.machine_id && !*arg.machine_id)
+                arg.machine_id = NULL;
+
+        nsid_log_set_handler(log_handler, NULL);
+        nsid_log_set_max_priority(arg.verbose ? LOG_DEBUG : LOG_WARNING);
+
+        if (optind >= argc) {
+                errorf("missing command; try '%s --help'", program);
+                return EXIT_USAGE;
+        }
+        cmd = argv[optind];
+        argc -= optind;
+        argv += optind;
+
+        if (strcmp(cmd, "set") == 0)
+                return cmd_set(argc, argv);
+        if (strcmp(cmd, "oci-hook") == 0)
+                return cmd_oci_hook(argc, argv);
+        if (strcmp(cmd, "lxc-hook") == 0)
+                return cmd_lxc_hook(argc, argv);
+        if (strcmp(cmd, "reconcile") == 0)
+                return cmd_scan(argc, argv, MODE_RECONCILE);
+        if (strcmp(cmd, "list") == 0)
+                return cmd_scan(argc, argv, MODE_LIST);
+        if (strcmp(cmd, "check") == 0)
+                return cmd_scan(argc, argv, MODE_CHECK);
+        if (strcmp(cmd, "help") == 0) {
+                help();
+                return EXIT_OK;
+        }
+        errorf("unknown command '%s'; try '%s --help'", cmd, program);
+        return EXIT_USAGE;
+}
