@@ -403,10 +403,150 @@ static void test_proc_status(void **state) {
         close(go[1]);
 }
 
+/*
+ * The parser against the kernel's own map_write(): each text is written to the uid_map of a
+ * fresh user namespace, and whether the kernel takes it must match whether
+ * nsid_idmap_parse() takes it, apart from the documented differences (marked): nsid accepts
+ * an empty map (what an unwritten uid_map reads as), and refuses what the kernel only takes
+ * by accident (numbers above 2^32-1, which it truncates; NUL bytes, where it stops reading;
+ * Latin-1 0xa0, which its isspace() counts as a blank). Accepted maps must read back from
+ * the kernel as the library parsed them.
+ */
+enum { SAME, KERNEL_ONLY, NSID_ONLY };
+
+static int kernel_accepts(const char *text, size_t size, nsid_idmap **ret_readback) {
+        int sync[2], go[2];
+        char c;
+        assert_int_equal(pipe2(sync, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (unshare(CLONE_NEWUSER) < 0)
+                        _exit(1);
+                write_all(sync[1], "r", 1);
+                (void) !read(go[0], &c, 1);
+                _exit(0);
+        }
+        assert_int_equal(read(sync[0], &c, 1), 1);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/uid_map", (int) pid);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        ssize_t n = write(fd, text, size);
+        int err = n < 0 ? errno : 0;
+        close(fd);
+        if (n >= 0)
+                assert_int_equal(n, (ssize_t) size);
+        else
+                assert_int_equal(err, EINVAL);
+
+        nsid_proc *p = NULL;
+        assert_int_equal(nsid_proc_open(pid, &p), 0);
+        assert_int_equal(nsid_idmap_load_proc(p, NSID_IDMAP_UID, ret_readback), 0);
+        nsid_proc_unref(p);
+
+        write_all(go[1], "x", 1);
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        close(sync[0]);
+        close(sync[1]);
+        close(go[0]);
+        close(go[1]);
+        return n >= 0;
+}
+
+static void check_agreement(const char *text, size_t size, int expect) {
+        nsid_idmap *mine = NULL, *kernel = NULL;
+        int lib_ok = nsid_idmap_parse(NSID_IDMAP_UID, text, size, &mine) == 0;
+        int kern_ok = kernel_accepts(text, size, &kernel);
+        int got = lib_ok == kern_ok ? SAME : kern_ok ? KERNEL_ONLY : NSID_ONLY;
+        if (got != expect)
+                fail_msg("map \"%.*s\" (%zu bytes): kernel %s, nsid %s", (int) (size > 60 ? 60 : size),
+                         text, size, kern_ok ? "accepts" : "refuses", lib_ok ? "accepts" : "refuses");
+        if (lib_ok && kern_ok) {
+                int n = nsid_idmap_get_n_extents(mine);
+                assert_int_equal(nsid_idmap_get_n_extents(kernel), n);
+                for (int i = 0; i < n; i++) {
+                        nsid_idmap_extent a, b;
+                        assert_int_equal(nsid_idmap_get_extent(mine, (unsigned) i, &a), 0);
+                        assert_int_equal(nsid_idmap_get_extent(kernel, (unsigned) i, &b), 0);
+                        assert_int_equal(a.ns_first, b.ns_first);
+                        assert_int_equal(a.host_first, b.host_first);
+                        assert_int_equal(a.count, b.count);
+                }
+        }
+        if (!kern_ok)
+                assert_int_equal(nsid_idmap_get_n_extents(kernel), 0);
+        nsid_idmap_unref(mine);
+        nsid_idmap_unref(kernel);
+}
+
+static void test_parser_agrees_with_kernel(void **state) {
+        static const struct {
+                const char *text;
+                int expect;
+        } cases[] = {
+                { "0 100000 1000\n1000 200000 10\n", SAME },
+                { "0 100000 1000", SAME },
+                { "0\t100000\t1000\n", SAME },
+                { "0  100000   1000 \t\n", SAME },
+                { "0 100000 1000\r\n", SAME },
+                { "0 100000 1000\v\n", SAME },
+                { "010 100000 1\n", SAME }, /* decimal, not octal */
+                { "4294967294 100000 1\n", SAME },
+                { "0 100000 0\n", SAME },
+                { "0 100000\n", SAME },
+                { "0\n", SAME },
+                { "0 100000 1000 5\n", SAME },
+                { "0 100000 1000\n\n", SAME },
+                { "0 100000 1\n\n1 100001 1\n", SAME },
+                { "0 100000 1000\n999 300000 1\n", SAME },   /* ns overlap */
+                { "0 100000 1000\n5000 100999 1\n", SAME },  /* host overlap */
+                { "0 100000 10\n10 100010 10\n", SAME },     /* adjacent */
+                { "4294967295 100000 1\n", SAME },
+                { "0 4294967295 1\n", SAME },
+                { "1 100000 4294967295\n", SAME },           /* wraps */
+                { "4294967294 100000 2\n", SAME },           /* ends at 2^32 */
+                { "+0 100000 1\n", SAME },
+                { "-1 100000 1\n", SAME },
+                { "0x10 100000 1\n", SAME },
+                { "0 100000 1#c\n", SAME },
+                { "a b c\n", SAME },
+                { " 0 100000 1\n", SAME },                   /* leading blanks (read format) */
+                { "   \t0 100000 1\n", SAME },
+                { "4294967296 100000 1\n", KERNEL_ONLY },    /* kernel truncates to 0 */
+                { "0 100000 1\xa0\n", KERNEL_ONLY },         /* Latin-1 nbsp */
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                check_agreement(cases[i].text, strlen(cases[i].text), cases[i].expect);
+
+        /* Empty: the kernel refuses to write it, nsid takes it as "nothing mapped yet". */
+        check_agreement("", 0, NSID_ONLY);
+        /* A NUL byte: the kernel stops reading at it, nsid refuses the text. */
+        check_agreement("0 100000 1\n\0garbage", 20, KERNEL_ONLY);
+
+        /* 340 extents (written compactly: the kernel takes less than a page per write) are
+         * accepted by both, 341 refused by both. */
+        char buf[4096];
+        size_t off = 0;
+        for (int i = 0; i < 341; i++) {
+                if (i == 340) {
+                        assert_true(off < sizeof(buf));
+                        check_agreement(buf, off, SAME);
+                }
+                off += (size_t) snprintf(buf + off, sizeof(buf) - off, "%d %d 1\n", i * 2,
+                                         5000 + i);
+        }
+        assert_true(off < sizeof(buf));
+        check_agreement(buf, off, SAME);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_userns_maps),
                 cmocka_unit_test(test_proc_status),
+                cmocka_unit_test(test_parser_agrees_with_kernel),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

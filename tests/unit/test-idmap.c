@@ -275,6 +275,26 @@ static void test_malformed(void **state) {
         assert_int_equal(parse_r("0 10\00000 1", 10), -EINVAL);
 }
 
+/* Regression (fuzz-idmap crash-6c2ae720): a number of more than 20 digits at the very end of
+ * a text that is not NUL-terminated made parse_u64_n() read past the buffer. The buffer is
+ * allocated to the exact size so that AddressSanitizer sees any overread. */
+static void test_long_number_unterminated(void **state) {
+        const size_t n = 95;
+        char *buf = malloc(n);
+        assert_non_null(buf);
+        buf[0] = '\t';
+        buf[1] = '\t';
+        memset(buf + 2, '3', n - 2);
+        assert_int_equal(parse_r(buf, n), -EINVAL);
+        /* 21 digits in each position of a line */
+        memcpy(buf, "0 0 ", 4);
+        memset(buf + 4, '9', 21);
+        assert_int_equal(parse_r(buf, 25), -EINVAL);
+        memset(buf, '1', 21);
+        assert_int_equal(parse_r(buf, 21), -EINVAL);
+        free(buf);
+}
+
 static void test_overlap(void **state) {
         /* ns side overlap, host side overlap, containment, equal starts, in any order. */
         assert_int_equal(parse_s("0 1000 10\n9 5000 1\n"), -EINVAL);
@@ -504,6 +524,7 @@ int main(void) {
                 cmocka_unit_test(test_many_single_extents), cmocka_unit_test(test_identity),
                 cmocka_unit_test(test_overflow_id),    cmocka_unit_test(test_bad_args),
                 cmocka_unit_test(test_load_self),
+                cmocka_unit_test(test_long_number_unterminated),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -340,6 +340,32 @@ static void test_nul_bytes(void **state) {
         nsid_userdb_unref(db);
 }
 
+/* Ids of more than 20 digits at the end of a text that is not NUL-terminated (the same
+ * parse_u64_n() overread that fuzz-idmap found); exact-size buffers for AddressSanitizer. */
+static void test_long_id_unterminated(void **state) {
+        static const char *const texts[] = {
+                "a:x:1:1::/:/bin/sh\ng:x:123456789012345678901234567890",
+                "a:x:1:1::/:/bin/sh\nb:x:1:123456789012345678901234567890::/:x",
+        };
+        for (size_t i = 0; i < 2; i++) {
+                size_t n = strlen(texts[i]);
+                char *buf = malloc(n);
+                assert_non_null(buf);
+                memcpy(buf, texts[i], n);
+                nsid_userdb *db = NULL;
+                if (i == 0)
+                        assert_int_equal(nsid_userdb_parse(buf, 19, buf + 19, n - 19, &db), 0);
+                else
+                        assert_int_equal(nsid_userdb_parse(buf, n, NULL, 0, &db), 0);
+                nsid_userdb_counts c;
+                assert_int_equal(nsid_userdb_get_counts(db, i == 0 ? NSID_USERDB_GROUP
+                                                                   : NSID_USERDB_PASSWD, &c), 0);
+                assert_int_equal(c.invalid, 1);
+                nsid_userdb_unref(db);
+                free(buf);
+        }
+}
+
 static void test_duplicates(void **state) {
         log_reset();
         nsid_userdb *db = parse2("alice:x:1000:1000::/:/bin/sh\n"
@@ -701,6 +727,7 @@ int main(void) {
                 cmocka_unit_test(test_long_lines),
                 cmocka_unit_test(test_nul_bytes),
                 cmocka_unit_test(test_duplicates),
+                cmocka_unit_test(test_long_id_unterminated),
                 cmocka_unit_test(test_group_format),
                 cmocka_unit_test(test_no_group_file),
                 cmocka_unit_test(test_100k),

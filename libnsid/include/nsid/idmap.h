@@ -29,11 +29,13 @@ extern "C" {
  * namespace whose map was not written yet: every id is unmapped).
  *
  * Refused with -EINVAL, like the kernel refuses to write them: anything else on a line
- * (signs, hex, empty lines, NUL bytes, missing or extra fields), numbers above 2^32-1 (the
- * kernel silently truncates them; nsid does not), a start id of 4294967295 ((u32)-1) on
- * either side, a count of 0, an extent whose end passes 2^32-1 on either side (the highest
- * mappable id is 4294967294), extents overlapping on either side, more than
- * NSID_IDMAP_MAX_EXTENTS extents.
+ * (signs, hex, comments, empty lines, missing or extra fields), a start id of 4294967295
+ * ((u32)-1) on either side, a count of 0, an extent whose end passes 2^32-1 on either side
+ * (the highest mappable id is 4294967294), extents overlapping on either side, more than
+ * NSID_IDMAP_MAX_EXTENTS extents. Also refused, although the kernel's writer takes them by
+ * accident: numbers above 2^32-1 (it truncates them), NUL bytes (it stops reading there) and
+ * byte 0xa0 as a blank (its isspace() is Latin-1). tests/integration/itest-userns-idmap.c
+ * checks this list against the running kernel.
  *
  * Maps are immutable once created and may be shared between threads.
  */

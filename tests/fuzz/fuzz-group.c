@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A container's /etc/group. */
+#include <errno.h>
+
+#include "fuzz-userdb-common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        fuzz_userdb(data, size, 1);
+        return 0;
+}
