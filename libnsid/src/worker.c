@@ -231,9 +231,23 @@ _Noreturn static void child_run_fn(struct worker_ctx *c) {
         _exit(WORKER_EXIT_OTHER);
 }
 
+/*
+ * NSID_NS_PID: the runner is our child, inside the target's pid namespace. We stay outside it
+ * and reap the runner ourselves: if we simply died, the runner would be reparented to the
+ * reaper of OUR pid namespace (the host's init), not the container's, and stay a zombie as
+ * long as that init does not reap. So the parent asks us to stop with SIGTERM (we wait for it
+ * with sigwaitinfo()); we SIGKILL the runner, reap it and exit. SIGKILL to us stays the last
+ * resort, and PR_SET_PDEATHSIG still kills the runner then.
+ */
 _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
+        sigset_t wait_set, empty;
         int self_pidfd, status;
         pid_t pid;
+
+        if (sigemptyset(&wait_set) < 0 || sigaddset(&wait_set, SIGCHLD) < 0 ||
+            sigaddset(&wait_set, SIGTERM) < 0 || sigemptyset(&empty) < 0 ||
+            sigprocmask(SIG_BLOCK, &wait_set, NULL) < 0)
+                child_fail(c, STAGE_FORK_PID, errno);
 
         /* Lets the runner find out whether we died before its PR_SET_PDEATHSIG took effect
          * (getppid() is 0 inside the new pid namespace, so it cannot be compared). */
@@ -252,6 +266,8 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
                 if (poll(&pfd, 1, 0) != 0) /* the middle child already exited (or error) */
                         _exit(WORKER_EXIT_OTHER);
                 (void) close(self_pidfd);
+                if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
+                        child_fail(c, STAGE_PID_CHILD, errno);
                 child_run_fn(c);
         }
 
@@ -259,9 +275,25 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
          * runner alone, so the parent sees EOF when the runner is done. */
         (void) close_range(0, ~0U, 0);
         for (;;) {
-                if (waitpid(pid, &status, 0) >= 0)
+                siginfo_t si;
+                int sig = sigwaitinfo(&wait_set, &si);
+                if (sig < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                        child_fail(c, STAGE_PID_CHILD, errno);
+                }
+                if (sig == SIGTERM) {
+                        (void) kill(pid, SIGKILL);
+                        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                                ;
+                        _exit(WORKER_EXIT_OTHER);
+                }
+                pid_t k = waitpid(pid, &status, WNOHANG);
+                if (k == pid)
                         break;
-                if (errno != EINTR)
+                if (k < 0 && errno != EINTR)
                         child_fail(c, STAGE_PID_CHILD, errno);
         }
         if (WIFEXITED(status))
@@ -418,6 +450,28 @@ static int decode_result(const struct worker_shared *sh, const siginfo_t *si, co
         return log_debug_errno(EPROTO, "worker for %s killed by signal %d", what, si->si_status);
 }
 
+/* Stop a worker that is still running. With a pid namespace the middle child is asked first
+ * (SIGTERM), so that it reaps the runner itself; SIGKILL if it does not exit in time. */
+#define WORKER_STOP_GRACE_MS 1000
+
+static void worker_kill(int cpidfd, bool fork_pid) {
+        if (fork_pid && pidfd_send_signal(cpidfd, SIGTERM, NULL, 0) >= 0) {
+                int64_t deadline = now_ms() + WORKER_STOP_GRACE_MS;
+                for (;;) {
+                        struct pollfd pfd = { .fd = cpidfd, .events = POLLIN };
+                        int64_t left = deadline - now_ms();
+                        if (left <= 0)
+                                break;
+                        int k = poll(&pfd, 1, (int) left);
+                        if (k > 0)
+                                return; /* exited */
+                        if (k < 0 && errno != EINTR)
+                                break;
+                }
+        }
+        (void) pidfd_send_signal(cpidfd, SIGKILL, NULL, 0);
+}
+
 static void unmap_shared(struct worker_shared **sh) {
         if (*sh && *sh != MAP_FAILED)
                 (void) munmap(*sh, sizeof(**sh));
@@ -529,7 +583,7 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
         }
 
         if (r < 0 && !exited)
-                (void) pidfd_send_signal(cpidfd, SIGKILL, NULL, 0);
+                worker_kill(cpidfd, ctx->fork_pid);
         rfd = safe_close(rfd);
 
         /* Always reap. After SIGKILL this returns as soon as the kernel has killed it. */

@@ -150,9 +150,9 @@ static void container_destroy(struct container *c) {
         if (c->ctl >= 0)
                 close(c->ctl); /* EOF: the container exits */
         c->ctl = -1;
-        kill(c->outer, SIGKILL);
-        if (c->pid != c->outer)
-                kill(c->pid, SIGKILL);
+        /* The inner process first: the outer one reaps it and exits, so no zombie is left for
+         * the host's init. */
+        kill(c->pid, SIGKILL);
         while (waitpid(c->outer, NULL, 0) < 0 && errno == EINTR)
                 ;
 }
