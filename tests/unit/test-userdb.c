@@ -671,6 +671,65 @@ static void test_refresh(void **state) {
         nsid_userdb_unref(db);
 }
 
+/* A container's passwd that points elsewhere: resolution stays inside the root (nsid/file.h),
+ * and every refusal is a clear error, never the host's file and never a hang. */
+static void test_hostile_root(void **state) {
+        nsid_userdb *db = NULL;
+        char path[256];
+        snprintf(path, sizeof(path), "%s/etc/group", tmp_root);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/etc/passwd", tmp_root);
+        unlink(path);
+        write_file("etc/shadow", "fromshadow:x:5:5::/:/bin/sh\n");
+
+        /* Absolute symlink: the container's /etc/shadow, not the host's. */
+        assert_int_equal(symlink("/etc/shadow", path), 0);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), 0);
+        expect_user(db, "fromshadow", 5, 5);
+        expect_no_user(db, "root");
+        db = nsid_userdb_unref(db);
+        assert_int_equal(unlink(path), 0);
+
+        /* Relative symlink climbing out: clamped at the root, it names itself. */
+        assert_int_equal(symlink("../../../../../../../etc/passwd", path), 0);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), -ELOOP);
+        assert_null(db);
+        assert_int_equal(unlink(path), 0);
+
+        /* A magic link. */
+        assert_int_equal(symlink("/proc/self/root/etc/passwd", path), 0);
+        assert_true(nsid_userdb_load_root(rootfd, &db) < 0);
+        assert_null(db);
+        assert_int_equal(unlink(path), 0);
+
+        /* FIFO, directory, oversized sparse file. */
+        assert_int_equal(mkfifo(path, 0644), 0);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), -ENXIO);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(mkdir(path, 0755), 0);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), -EISDIR);
+        assert_int_equal(rmdir(path), 0);
+        int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) NSID_USERDB_FILE_MAX + 1), 0);
+        close(fd);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), -EFBIG);
+        assert_null(db);
+        assert_int_equal(unlink(path), 0);
+
+        /* Exactly at the cap is read (and is one overlong line of NULs: skipped). */
+        fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) NSID_USERDB_FILE_MAX), 0);
+        close(fd);
+        assert_int_equal(nsid_userdb_load_root(rootfd, &db), 0);
+        counts(db, NSID_USERDB_PASSWD, 0, 1, 0);
+        db = nsid_userdb_unref(db);
+        assert_int_equal(unlink(path), 0);
+        snprintf(path, sizeof(path), "%s/etc/shadow", tmp_root);
+        assert_int_equal(unlink(path), 0);
+}
+
 static void test_load_proc_self(void **state) {
         /* This process's root is the host's /: its real /etc/passwd has root as uid 0. */
         nsid_proc *p = NULL;
@@ -732,6 +791,7 @@ int main(void) {
                 cmocka_unit_test(test_no_group_file),
                 cmocka_unit_test(test_100k),
                 cmocka_unit_test_setup_teardown(test_refresh, setup_root, teardown_root),
+                cmocka_unit_test_setup_teardown(test_hostile_root, setup_root, teardown_root),
                 cmocka_unit_test(test_load_proc_self),
                 cmocka_unit_test(test_bad_args),
         };
