@@ -14,17 +14,46 @@ extern "C" {
 /*
  * Run a function inside a target process's namespaces, in a forked child.
  *
- * The child joins the namespaces named in ns_mask (bits 1 << nsid_ns_type) of the target
- * (through its pidfd, so a recycled pid cannot be joined), closes every fd but its reply pipe,
- * and, unless NSID_WORKER_KEEP_CAPS is set, sets no_new_privs and drops every capability
- * (effective, permitted, inheritable, bounding, ambient) before calling fn. With NSID_NS_PID
- * in the mask the function runs in a grandchild that is inside the target's pid namespace.
- * With NSID_NS_MNT the child also changes root and cwd to the target's root.
+ * The child joins the namespaces named in ns_mask (bits NSID_NS_MASK(type)) of the target in
+ * one setns() on its pidfd (kernel >= 5.8; a recycled pid cannot be joined, and a target that
+ * has exited, zombie or reaped, gives -ESRCH). A user namespace that is the caller's own is
+ * skipped (the kernel refuses to "join" it). After joining another user namespace the child
+ * becomes that namespace's root (uid/gid 0 inside, supplementary groups dropped) where it is
+ * mapped, so files it touches belong to the container's root, not the host's.
+ * With NSID_NS_MNT the child also chroot()s to the target's root (/proc/PID/root, pinned
+ * before the fork): the kernel only moves a joiner to the root of the mount NAMESPACE, which
+ * differs from the target's root when the target is chroot()ed inside it. cwd is "/".
+ * With NSID_NS_PID fn runs in a grandchild inside the target's pid namespace; the middle
+ * child stays outside and reaps it, so nothing is left as a zombie.
  *
- * fn writes its reply to reply_fd and returns 0 or a negative errno; that value becomes the
- * child's exit status. The parent reads at most max_reply bytes (more: -EFBIG), waits at
- * most timeout_ms (then kills the child: -ETIMEDOUT), and returns fn's result. The reply is
- * untrusted input: callers parse it as such.
+ * Before fn runs: a new session (no controlling terminal), PR_SET_DUMPABLE 0 (the container's
+ * root can neither ptrace the worker nor open its /proc/PID/fd), default signal dispositions
+ * and an empty signal mask, fds 0-2 on /dev/null, the reply pipe on fd 3 (reply_fd) and every
+ * other fd closed; unless NSID_WORKER_KEEP_CAPS: PR_SET_NO_NEW_PRIVS and every capability
+ * dropped (effective, permitted, inheritable, bounding set, ambient).
+ *
+ * fn writes its reply to reply_fd and returns 0 or a negative errno (-1 .. -254); that value
+ * is returned to the caller exactly. The parent reads at most max_reply bytes (more: the
+ * worker is killed, -EFBIG) and waits at most timeout_ms in all (then kills the worker:
+ * -ETIMEDOUT). It always reaps its child and leaks no fd. On success (fn returned 0)
+ * *ret_reply is a malloc'ed, NUL-terminated copy of the reply (which may contain NULs: see
+ * *ret_size); ret_reply and ret_size may be NULL. On any failure they are left untouched and
+ * the reply is discarded. The reply, and fn's return value, are untrusted input (fn may have
+ * run container code, e.g. NSS modules): callers parse them as such.
+ *
+ * Errors: -EINVAL (bad arguments), -ESRCH (target gone), -ETIMEDOUT, -EFBIG, fn's own
+ * negative errno, the errno of a failed setup step in the child (e.g. -EPERM from setns();
+ * the step is logged at debug level), -EPROTO (the worker died from a signal or returned a
+ * value outside 0 .. -254), -ECHILD (the child was reaped by someone else: the program set
+ * SIGCHLD to SIG_IGN or reaps with waitpid(-1)), -ENOMEM, -EMFILE, -EAGAIN (fork).
+ *
+ * Caveats: fn runs in a fork()ed copy of the caller without exec(): it must be fork-safe
+ * (glibc's malloc is; locks held by other threads of the caller are not released). The
+ * library itself calls only async-signal-safe functions in the child before fn, and the child
+ * ends with _exit() (no atexit handlers, no flush of inherited stdio buffers). Processes that
+ * fn starts and leaves running are not waited for. A worker stuck in an uninterruptible sleep
+ * delays the return until the kernel delivers SIGKILL. Thread-safe: any number of workers may
+ * run concurrently.
  */
 
 enum {
@@ -42,7 +71,9 @@ NSID_API_WARN_UNUSED int nsid_worker_run(const nsid_proc *target, unsigned ns_ma
                                          size_t *ret_size);
 
 /* The same with namespaces given as handles (e.g. a netns from /run/netns with no process in
- * it); n handles, joined in the order user, then the others. No chroot. */
+ * it); n handles (at most one per type), joined one setns() each: the user namespace first,
+ * then the others in the given order. Joining a mount namespace puts the worker at that
+ * namespace's root; there is no chroot. */
 NSID_API_WARN_UNUSED int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags,
                                             int timeout_ms, nsid_worker_fn fn, void *userdata,
                                             size_t max_reply, char **ret_reply,
