@@ -2,8 +2,10 @@
 /* id_resolver key descriptions and KEYCTL_DESCRIBE text (nsid/keyring.h). */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include <nsid/keyring.h>
+#include <nsid/resolv.h>
 
 #include "macro.h"
 #include "parse-util.h"
@@ -157,5 +159,64 @@ _public_ int nsid_key_describe_parse(const char *text, size_t len, nsid_key_desc
         if (memchr(d.description, '\0', d.description_len))
                 return -EINVAL;
         *ret = d;
+        return 0;
+}
+
+_public_ int nsid_dns_request_parse(const char *desc, size_t desc_len, const char *callout,
+                                    size_t callout_len, nsid_dns_request *ret) {
+        nsid_dns_request req = {};
+        const char *colon, *name = desc;
+        size_t name_len = desc_len;
+
+        assert_return(desc, -EINVAL);
+        assert_return(callout || callout_len == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        if (memchr(desc, '\0', desc_len))
+                return -EINVAL;
+        colon = memchr(desc, ':', desc_len);
+        if (colon) {
+                size_t tl = (size_t) (colon - desc);
+                if (!((tl == 1 && strncasecmp(desc, "a", 1) == 0) ||
+                      (tl == 4 && strncasecmp(desc, "aaaa", 4) == 0)))
+                        return -EOPNOTSUPP;
+                name = colon + 1;
+                name_len = desc_len - tl - 1;
+        }
+        if (!nsid_dns_name_valid(name, name_len))
+                return -EINVAL;
+        memcpy(req.name, name, name_len);
+        req.name[name_len] = '\0';
+
+        /* The kernel's callout string may carry its NUL. */
+        while (callout_len > 0 && callout[callout_len - 1] == '\0')
+                callout_len--;
+        if (callout_len == 0) {
+                req.want_ipv4 = true;
+                *ret = req;
+                return 0;
+        }
+        if (memchr(callout, '\0', callout_len))
+                return -EINVAL;
+        const char *p = callout, *end = callout + callout_len;
+        while (p < end) {
+                const char *sp = memchr(p, ' ', (size_t) (end - p));
+                size_t l = sp ? (size_t) (sp - p) : (size_t) (end - p);
+                const char *eq = memchr(p, '=', l);
+                size_t kl = eq ? (size_t) (eq - p) : l;
+
+                if (memchr(p, ',', l))
+                        return -EINVAL;
+                if (kl == 4 && memcmp(p, "ipv4", 4) == 0)
+                        req.want_ipv4 = true;
+                else if (kl == 4 && memcmp(p, "ipv6", 4) == 0)
+                        req.want_ipv6 = true;
+                else if (kl == 4 && memcmp(p, "list", 4) == 0)
+                        req.list = true;
+                p += l + (sp ? 1 : 0);
+        }
+        if (!req.want_ipv4 && !req.want_ipv6)
+                req.want_ipv4 = req.want_ipv6 = true;
+        *ret = req;
         return 0;
 }

@@ -111,6 +111,26 @@ typedef struct nsid_key_describe {
 NSID_API_WARN_UNUSED int nsid_key_describe_parse(const char *text, size_t len,
                                                  nsid_key_describe *ret);
 
+/*
+ * dns_resolver requests: the key description "[<type>:]<name>" and the callout info, a
+ * blank-separated list of options ("ipv4", "ipv6", "list", "key=value" forms ignored), as
+ * keyutils' key.dns_resolver reads them. Types: none, "a" and "aaaa" (address lookups); any
+ * other type is -EOPNOTSUPP. The name must be a valid DNS name (nsid/resolv.h). With empty
+ * callout info the legacy behaviour applies: IPv4 only, first address only. With options,
+ * the first address only unless "list"; neither "ipv4" nor "ipv6" means both. An option
+ * containing ',' is -EINVAL (as in keyutils).
+ */
+typedef struct nsid_dns_request {
+        char name[254];
+        bool want_ipv4;
+        bool want_ipv6;
+        bool list; /* every address, not only the first */
+} nsid_dns_request;
+
+NSID_API_WARN_UNUSED int nsid_dns_request_parse(const char *desc, size_t desc_len,
+                                                const char *callout, size_t callout_len,
+                                                nsid_dns_request *ret);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The dns_resolver upcall: "nsid-idmap dns <key serial>".
+ *
+ * dns_resolver keys are tagged with the requester's network namespace, but request-key runs
+ * its helpers in the initial namespaces. This helper finds the requester (the
+ * .request_key_auth key and /proc/keys), reads ITS /etc/hosts and /etc/resolv.conf through
+ * its root (nsid/file.h: openat2 RESOLVE_IN_ROOT, regular files, size caps), answers names of
+ * that hosts file itself, and otherwise asks the DNS servers of that resolv.conf with c-ares
+ * from inside the requester's network namespace (setns; this process is short-lived and
+ * single-threaded). No NSS module is loaded and nothing of the container is executed.
+ * The whole lookup is bounded in time; failures end in a negative key carrying the error.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
+
+#include <ares.h>
+#include <keyutils.h>
+#include <nsid/file.h>
+#include <nsid/keyring.h>
+#include <nsid/ns.h>
+#include <nsid/resolv.h>
+
+#include "nsid-idmap.h"
+
+typedef struct lookup {
+        bool done;
+        int status;
+        unsigned n;
+        nsid_resolv_addr addrs[DNS_MAX_ADDRS];
+        unsigned ttl; /* smallest TTL of the answers */
+} lookup;
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+static void add_addr(lookup *l, const nsid_resolv_addr *a) {
+        for (unsigned i = 0; i < l->n; i++)
+                if (l->addrs[i].family == a->family &&
+                    memcmp(l->addrs[i].addr, a->addr, sizeof(a->addr)) == 0)
+                        return;
+        if (l->n < DNS_MAX_ADDRS)
+                l->addrs[l->n++] = *a;
+}
+
+static void gai_callback(void *arg, int status, int timeouts, struct ares_addrinfo *res) {
+        lookup *l = arg;
+
+        l->done = true;
+        l->status = status;
+        l->ttl = UINT32_MAX;
+        if (status != ARES_SUCCESS || !res)
+                goto out;
+        for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
+                nsid_resolv_addr a = { .family = n->ai_family };
+                if (n->ai_family == AF_INET && n->ai_addrlen >= sizeof(struct sockaddr_in))
+                        memcpy(a.addr, &((struct sockaddr_in *) n->ai_addr)->sin_addr, 4);
+                else if (n->ai_family == AF_INET6 &&
+                         n->ai_addrlen >= sizeof(struct sockaddr_in6))
+                        memcpy(a.addr, &((struct sockaddr_in6 *) n->ai_addr)->sin6_addr, 16);
+                else
+                        continue;
+                add_addr(l, &a);
+                if (n->ai_ttl >= 0 && (unsigned) n->ai_ttl < l->ttl)
+                        l->ttl = (unsigned) n->ai_ttl;
+        }
+out:
+        if (res)
+                ares_freeaddrinfo(res);
+}
+
+/* Resolve with c-ares configured only from the container's resolv.conf. */
+static int resolve_dns(const nsid_resolvconf *rc, const nsid_dns_request *req,
+                       unsigned total_ms, lookup *l, char *err, size_t errsize) {
+        struct ares_options opts = {};
+        ares_channel ch = NULL;
+        char csv[256];
+        char *domains[NSID_RESOLV_MAX_SEARCH];
+        int mask = 0, r;
+        uint64_t deadline = now_ms() + total_ms;
+
+        r = ares_library_init(ARES_LIB_INIT_ALL);
+        if (r != ARES_SUCCESS) {
+                snprintf(err, errsize, "c-ares init: %s", ares_strerror(r));
+                return ARES_ENOMEM;
+        }
+        opts.lookups = (char *) "b"; /* DNS only: c-ares must not read the HOST's /etc/hosts */
+        mask |= ARES_OPT_LOOKUPS;
+        opts.ndots = (int) rc->ndots;
+        mask |= ARES_OPT_NDOTS;
+        opts.timeout = (int) (rc->timeout * 1000u < total_ms / 2 ? rc->timeout * 1000u
+                                                                  : total_ms / 2);
+        if (opts.timeout < 100)
+                opts.timeout = 100;
+        mask |= ARES_OPT_TIMEOUTMS;
+        opts.tries = (int) rc->attempts;
+        mask |= ARES_OPT_TRIES;
+        for (unsigned i = 0; i < rc->n_search; i++)
+                domains[i] = (char *) rc->search[i];
+        opts.domains = domains;
+        opts.ndomains = (int) rc->n_search;
+        mask |= ARES_OPT_DOMAINS;
+        if (rc->rotate)
+                mask |= ARES_OPT_ROTATE;
+
+        r = ares_init_options(&ch, &opts, mask);
+        if (r != ARES_SUCCESS) {
+                snprintf(err, errsize, "c-ares init: %s", ares_strerror(r));
+                return r;
+        }
+        if (rc->n_servers > 0) {
+                if (nsid_resolvconf_servers_csv(rc, csv, sizeof(csv)) < 0) {
+                        snprintf(err, errsize, "cannot format the name servers");
+                        ares_destroy(ch);
+                        return ARES_EBADSTR;
+                }
+        } else
+                strcpy(csv, "127.0.0.1"); /* resolv.conf(5): no nameserver line means local */
+        r = ares_set_servers_ports_csv(ch, csv);
+        if (r != ARES_SUCCESS) {
+                snprintf(err, errsize, "c-ares servers \"%s\": %s", csv, ares_strerror(r));
+                ares_destroy(ch);
+                return r;
+        }
+
+        struct ares_addrinfo_hints hints = {
+                .ai_family = req->want_ipv4 && req->want_ipv6 ? AF_UNSPEC
+                             : req->want_ipv6                 ? AF_INET6
+                                                              : AF_INET,
+                .ai_flags = ARES_AI_NOSORT,
+        };
+        ares_getaddrinfo(ch, req->name, NULL, &hints, gai_callback, l);
+
+        while (!l->done) {
+                fd_set rfds, wfds;
+                struct timeval maxtv, tv, *tvp;
+                uint64_t now = now_ms();
+                int nfds;
+
+                if (now >= deadline) {
+                        ares_cancel(ch); /* calls back with ARES_ECANCELLED */
+                        snprintf(err, errsize, "no answer within %ums", total_ms);
+                        break;
+                }
+                FD_ZERO(&rfds);
+                FD_ZERO(&wfds);
+                nfds = ares_fds(ch, &rfds, &wfds);
+                if (nfds == 0)
+                        break;
+                maxtv.tv_sec = (time_t) ((deadline - now) / 1000u);
+                maxtv.tv_usec = (suseconds_t) ((deadline - now) % 1000u) * 1000;
+                tvp = ares_timeout(ch, &maxtv, &tv);
+                if (select(nfds, &rfds, &wfds, NULL, tvp) < 0 && errno != EINTR)
+                        break;
+                ares_process(ch, &rfds, &wfds);
+        }
+        ares_destroy(ch); /* cancels anything left: the callback runs with ARES_EDESTRUCTION */
+        ares_library_cleanup();
+        if (!l->done)
+                return ARES_ETIMEOUT;
+        return l->status;
+}
+
+/* The error and negative timeout for a failed lookup, like keyutils' key.dns_resolver. */
+static void dns_error(int status, int *ret_err, unsigned *ret_ttl) {
+        switch (status) {
+        case ARES_ENOTFOUND:
+        case ARES_ENODATA:
+        case ARES_ENONAME:
+                *ret_err = ENODATA;
+                *ret_ttl = 60;
+                break;
+        case ARES_ETIMEOUT:
+        case ARES_ECANCELLED:
+        case ARES_EDESTRUCTION:
+        case ARES_ESERVFAIL:
+                *ret_err = EAGAIN;
+                *ret_ttl = 1;
+                break;
+        default:
+                *ret_err = ECONNREFUSED;
+                *ret_ttl = 10;
+                break;
+        }
+}
+
+int dns_upcall(const idmap_opts *o, const char *serial_s) {
+        char esc[512], who[512], err[256] = "";
+        key_serial_t key;
+        char *d = NULL, *callout = NULL, *resolv = NULL, *hosts = NULL;
+        size_t resolv_size = 0, hosts_size = 0;
+        nsid_key_describe kd;
+        nsid_dns_request req;
+        requester rq = {};
+        nsid_resolvconf rc;
+        lookup l = {};
+        const char *source;
+        int r, status = 1, callout_len;
+
+        r = parse_key_serial(serial_s, &key);
+        if (r < 0) {
+                logmsg(LOG_ERR, "dns: invalid key serial \"%s\": %s; no key to answer",
+                       log_escape(serial_s, strlen(serial_s), esc, sizeof(esc)), strerror(-r));
+                return 1;
+        }
+        if (keyctl_describe_alloc(key, &d) < 0) {
+                logmsg(LOG_ERR, "dns: key %d: cannot describe it: %s", key, strerror(errno));
+                key_reject(key, 1, EKEYREJECTED);
+                return 1;
+        }
+        if (nsid_key_describe_parse(d, strlen(d), &kd) < 0 || kd.type_len != 12 ||
+            memcmp(kd.type, "dns_resolver", 12) != 0) {
+                logmsg(LOG_ERR, "dns: key %d: rejected: not a dns_resolver key (\"%s\")", key,
+                       log_escape(d, strlen(d), esc, sizeof(esc)));
+                key_reject(key, 1, EKEYREJECTED);
+                goto out;
+        }
+        log_escape(kd.description, kd.description_len, esc, sizeof(esc));
+        callout_len = keyctl_read_alloc(KEY_SPEC_REQKEY_AUTH_KEY, (void **) &callout);
+        if (callout_len < 0) {
+                logmsg(LOG_ERR, "dns: key %d (%s): cannot read the callout info: %s", key, esc,
+                       strerror(errno));
+                key_reject(key, 1, EKEYREJECTED);
+                goto out;
+        }
+        r = nsid_dns_request_parse(kd.description, kd.description_len, callout,
+                                   (size_t) callout_len, &req);
+        if (r < 0) {
+                char cesc[256];
+                logmsg(LOG_ERR, "dns: key %d: rejected: %s request \"%s\" (options \"%s\")",
+                       key, r == -EOPNOTSUPP ? "unsupported query type in" : "invalid", esc,
+                       log_escape(callout, (size_t) callout_len, cesc, sizeof(cesc)));
+                key_reject(key, r == -EOPNOTSUPP ? 60 : 1,
+                           r == -EOPNOTSUPP ? EOPNOTSUPP : EKEYREJECTED);
+                goto out;
+        }
+
+        r = requester_find(key, &rq);
+        requester_describe(&rq, r, who, sizeof(who));
+        if (r < 0) {
+                /* Without the requester there is no namespace to resolve in. */
+                logmsg(LOG_ERR, "dns: key %d: %s: %s; rejected", key, esc, who);
+                key_reject(key, 1, ESRCH);
+                goto out;
+        }
+
+        r = nsid_proc_read_root_file(rq.proc, "/etc/hosts", 1024 * 1024, &hosts, &hosts_size,
+                                     NULL);
+        if (r < 0 && r != -ENOENT)
+                logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's /etc/hosts: %s",
+                       key, strerror(-r));
+        r = nsid_proc_read_root_file(rq.proc, "/etc/resolv.conf", 64 * 1024, &resolv,
+                                     &resolv_size, NULL);
+        if (r < 0 && r != -ENOENT)
+                logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's "
+                       "/etc/resolv.conf: %s", key, strerror(-r));
+        (void) nsid_resolvconf_parse(resolv ? resolv : "", resolv_size, &rc);
+
+        /* "files" first, from the container's own hosts file. */
+        if (hosts) {
+                nsid_resolv_addr a[DNS_MAX_ADDRS];
+                int fam = req.want_ipv4 && req.want_ipv6 ? AF_UNSPEC
+                          : req.want_ipv6                ? AF_INET6
+                                                         : AF_INET;
+                int n = nsid_hosts_lookup(hosts, hosts_size, req.name, fam, a, DNS_MAX_ADDRS);
+                for (int i = 0; i < n; i++)
+                        add_addr(&l, &a[i]);
+        }
+        if (l.n > 0) {
+                source = "hosts file";
+                l.ttl = DNS_HOSTS_TTL;
+        } else {
+                char cs[256] = "127.0.0.1 (default)";
+                if (rc.n_servers > 0)
+                        (void) nsid_resolvconf_servers_csv(&rc, cs, sizeof(cs));
+                source = "DNS";
+                if (rq.net_initial != 1) {
+                        nsid_ns *ns = NULL;
+                        r = nsid_proc_open_ns(rq.proc, NSID_NS_NET, &ns);
+                        if (r >= 0 && setns(nsid_ns_get_fd(ns), CLONE_NEWNET) < 0)
+                                r = -errno;
+                        nsid_ns_unref(ns);
+                        if (r < 0) {
+                                logmsg(LOG_ERR, "dns: key %d: %s: cannot enter the requester's "
+                                       "network namespace: %s; rejected; %s", key, esc,
+                                       strerror(-r), who);
+                                key_reject(key, 1, EAGAIN);
+                                goto out;
+                        }
+                }
+                r = resolve_dns(&rc, &req, o->dns_total_ms, &l, err, sizeof(err));
+                if (r != ARES_SUCCESS || l.n == 0) {
+                        int e;
+                        unsigned ttl;
+                        dns_error(r == ARES_SUCCESS ? ARES_ENODATA : r, &e, &ttl);
+                        logmsg(LOG_WARNING, "dns: key %d: %s: %s%s%s (servers %s); negative key "
+                               "(%s) for %us; %s", key, esc, ares_strerror(r), err[0] ? ": " : "",
+                               err, cs, strerror(e), ttl, who);
+                        key_reject(key, ttl, e);
+                        goto out;
+                }
+        }
+
+        /* Payload as key.dns_resolver makes it: "ip1,ip2,..." with its NUL. IPv4 first. */
+        char payload[DNS_MAX_ADDRS * (INET6_ADDRSTRLEN + 1) + 1];
+        size_t off = 0;
+        unsigned written = 0;
+        for (int pass = 0; pass < 2; pass++)
+                for (unsigned i = 0; i < l.n; i++) {
+                        char s[INET6_ADDRSTRLEN];
+                        if (l.addrs[i].family != (pass == 0 ? AF_INET : AF_INET6))
+                                continue;
+                        if (!req.list && written > 0)
+                                continue;
+                        if (!inet_ntop(l.addrs[i].family, l.addrs[i].addr, s, sizeof(s)))
+                                continue;
+                        off += (size_t) snprintf(payload + off, sizeof(payload) - off, "%s%s",
+                                                 written ? "," : "", s);
+                        written++;
+                }
+        if (written == 0) {
+                logmsg(LOG_WARNING, "dns: key %d: %s: no address of the requested family; "
+                       "negative key (%s) for 60s; %s", key, esc, strerror(ENODATA), who);
+                key_reject(key, 60, ENODATA);
+                goto out;
+        }
+        unsigned ttl = l.ttl < DNS_MIN_TTL ? DNS_MIN_TTL : l.ttl > DNS_MAX_TTL ? DNS_MAX_TTL : l.ttl;
+        r = key_answer(key, payload, off + 1, ttl);
+        if (r < 0) {
+                logmsg(LOG_ERR, "dns: key %d: %s: cannot instantiate: %s; rejected; %s", key,
+                       esc, strerror(-r), who);
+                key_reject(key, 1, (unsigned) -r);
+                goto out;
+        }
+        logmsg(LOG_INFO, "dns: key %d: %s -> %s (%s, timeout %us); %s", key, esc, payload,
+               source, ttl, who);
+        status = 0;
+out:
+        requester_done(&rq);
+        free(hosts);
+        free(resolv);
+        free(callout);
+        free(d);
+        return status;
+}

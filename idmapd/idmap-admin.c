@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nfsidmap's administrative commands, same output: -l (list), -c (clear), -u/-g/-r NAME
+ * (invalidate by exact name), -d (default domain).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <keyutils.h>
+#include <nfsidmap.h>
+#include <nsid/keyring.h>
+
+#include "nsid-idmap.h"
+
+#ifndef KEYCTL_INVALIDATE
+#define KEYCTL_INVALIDATE 21
+#endif
+
+/* The keyring named `name` in /proc/keys (exactly: the description is the name, or the
+ * name followed by ": <count>" / ": empty"). */
+static key_serial_t find_keyring(const char *name) {
+        char *text = NULL;
+        size_t size, nl = strlen(name);
+        key_serial_t found = -ENOENT;
+        int r;
+
+        r = read_host_file("/proc/keys", 64u * 1024 * 1024, &text, &size);
+        if (r < 0)
+                return r;
+        for (const char *p = text, *end = text + size; p < end;) {
+                const char *e = memchr(p, '\n', (size_t) (end - p));
+                size_t l = e ? (size_t) (e - p) : (size_t) (end - p);
+                nsid_proc_keys_entry k;
+
+                if (nsid_proc_keys_parse_line(p, l, &k) >= 0 && strcmp(k.type, "keyring") == 0 &&
+                    k.description_len >= nl && memcmp(k.description, name, nl) == 0 &&
+                    (k.description_len == nl || k.description[nl] == ':')) {
+                        found = k.serial;
+                        break;
+                }
+                p += l + (e ? 1 : 0);
+        }
+        free(text);
+        return found;
+}
+
+static key_serial_t open_ring(const idmap_opts *o) {
+        key_serial_t ring = find_keyring(o->keyring);
+        if (ring < 0)
+                logmsg(LOG_ERR, "'%s' keyring was not found.", o->keyring);
+        return ring;
+}
+
+int idmap_admin_list(const idmap_opts *o) {
+        key_serial_t ring = open_ring(o);
+        void *list = NULL;
+        int n;
+
+        if (ring < 0)
+                return 1;
+        n = keyctl_read_alloc(ring, &list);
+        if (n < 0) {
+                logmsg(LOG_ERR, "Failed to read keyring %s: %s", o->keyring, strerror(errno));
+                return 1;
+        }
+        size_t count = (size_t) n / sizeof(key_serial_t);
+        if (count == 0)
+                printf("No %s keys found.\n", o->keyring);
+        else if (count == 1)
+                printf("1 %s key found:\n", o->keyring);
+        else
+                printf("%zu %s keys found:\n", count, o->keyring);
+        for (size_t i = 0; i < count; i++) {
+                char *d = NULL;
+                nsid_key_describe kd;
+                if (keyctl_describe_alloc(((key_serial_t *) list)[i], &d) < 0) {
+                        if (errno == EKEYEXPIRED)
+                                printf("Expired key not displayed\n");
+                        else
+                                logmsg(LOG_ERR, "Failed to describe key: %s", strerror(errno));
+                        continue;
+                }
+                if (nsid_key_describe_parse(d, strlen(d), &kd) < 0)
+                        logmsg(LOG_ERR, "Unparsable key not displayed");
+                else {
+                        /* nfsidmap prints what follows the last ';' */
+                        const char *last = strrchr(d, ';');
+                        printf("  %s\n", last + 1);
+                }
+                free(d);
+        }
+        free(list);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int idmap_admin_clear(const idmap_opts *o) {
+        key_serial_t ring = open_ring(o);
+        if (ring < 0)
+                return 1;
+        if (keyctl_clear(ring) < 0) {
+                logmsg(LOG_ERR, "keyctl_clear(0x%x) failed: %s", (unsigned) ring, strerror(errno));
+                return 1;
+        }
+        if (o->verbose)
+                logmsg(LOG_WARNING, "'%s' cleared", o->keyring);
+        return 0;
+}
+
+/* "uid:alice@dom" matches -u alice@dom exactly, and -u alice (no '@' given) matches the
+ * local part exactly: "alice@any" but never "alice2@any" or "alic". */
+static bool name_matches(const char *v, size_t vlen, const char *name) {
+        size_t nl = strlen(name);
+        if (vlen == nl && memcmp(v, name, nl) == 0)
+                return true;
+        if (!strchr(name, '@') && vlen > nl && memcmp(v, name, nl) == 0 && v[nl] == '@')
+                return true;
+        return false;
+}
+
+int idmap_admin_invalidate(const idmap_opts *o, const char *name, bool uid, bool gid) {
+        key_serial_t ring = open_ring(o);
+        void *list = NULL;
+        int n, done = 0;
+        bool custom = strcmp(o->keyring, IDMAP_DEFAULT_KEYRING) != 0;
+
+        if (ring < 0)
+                return 1;
+        n = keyctl_read_alloc(ring, &list);
+        if (n < 0) {
+                logmsg(LOG_ERR, "Failed to read keyring %s: %s", o->keyring, strerror(errno));
+                return 1;
+        }
+        for (size_t i = 0; i < (size_t) n / sizeof(key_serial_t); i++) {
+                key_serial_t k = ((key_serial_t *) list)[i];
+                char *d = NULL;
+                nsid_key_describe kd;
+                bool m = false;
+
+                if (keyctl_describe_alloc(k, &d) < 0)
+                        continue;
+                if (nsid_key_describe_parse(d, strlen(d), &kd) >= 0 &&
+                    (custom || (kd.type_len == 11 && memcmp(kd.type, "id_resolver", 11) == 0) ||
+                     (kd.type_len == 9 && memcmp(kd.type, "id_legacy", 9) == 0))) {
+                        if (uid && kd.description_len > 4 && memcmp(kd.description, "uid:", 4) == 0)
+                                m = name_matches(kd.description + 4, kd.description_len - 4, name);
+                        if (gid && kd.description_len > 4 && memcmp(kd.description, "gid:", 4) == 0)
+                                m = name_matches(kd.description + 4, kd.description_len - 4, name);
+                }
+                if (m) {
+                        if (o->verbose)
+                                logmsg(LOG_WARNING, "invalidating '%.*s'", (int) kd.description_len,
+                                       kd.description);
+                        if (keyctl(KEYCTL_INVALIDATE, k) < 0 &&
+                            (errno != EOPNOTSUPP || keyctl_revoke(k) < 0)) {
+                                logmsg(LOG_ERR, "keyctl_invalidate(0x%x) failed: %s", (unsigned) k,
+                                       strerror(errno));
+                                free(d);
+                                free(list);
+                                return 1;
+                        }
+                        done++;
+                }
+                free(d);
+        }
+        free(list);
+        if (done == 0) {
+                logmsg(LOG_ERR, "'%s' key was not found.", name);
+                return 1;
+        }
+        return 0;
+}
+
+int idmap_admin_domain(const idmap_opts *o) {
+        char domain[NFS4_MAX_DOMAIN_LEN];
+        int r = nfs4_init_name_mapping((char *) o->idmapd_conf);
+        if (r != 0) {
+                logmsg(LOG_ERR, "Unable to create name to user id mappings (%s): %s",
+                       o->idmapd_conf, strerror(r < 0 ? -r : EINVAL));
+                return 1;
+        }
+        r = nfs4_get_default_domain(NULL, domain, sizeof(domain));
+        if (r != 0) {
+                logmsg(LOG_ERR, "nfs4_get_default_domain failed: %s", strerror(r < 0 ? -r : EINVAL));
+                return 1;
+        }
+        printf("%s\n", domain);
+        return fflush(stdout) == 0 ? 0 : 1;
+}

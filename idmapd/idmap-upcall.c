@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The id_resolver upcall: "nsid-idmap [-t timeout] <key serial> <description>".
+ *
+ * Every path ends the request: the key is instantiated, or rejected with a short negative
+ * timeout; only when even the rejection fails (or the serial itself is unusable) does the
+ * helper exit non-zero leaving the kernel to negate the key.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include <keyutils.h>
+#include <nfsidmap.h>
+#include <nsid/conffile.h>
+#include <nsid/file.h>
+#include <nsid/keyring.h>
+#include <nsid/resolv.h>
+#include <nsid/userdb.h>
+
+#include "nsid-idmap.h"
+
+#define NAME_BUF (NSID_IDMAP_KEYDESC_NAME_MAX + 1)
+#define NOBODY_ID 65534u
+
+typedef struct answer {
+        bool is_name;
+        uint32_t id;
+        char name[NAME_BUF];
+} answer;
+
+static int libnfsidmap_ready = 0;
+
+static int nfsidmap_init(const idmap_opts *o) {
+        if (libnfsidmap_ready)
+                return 0;
+        int r = nfs4_init_name_mapping((char *) o->idmapd_conf);
+        if (r != 0)
+                return r < 0 ? r : -EINVAL;
+        libnfsidmap_ready = 1;
+        return 0;
+}
+
+/* The host's answer, through libnfsidmap and idmapd.conf (its Method list, plugins...). */
+static int resolve_host(const idmap_opts *o, const nsid_idmap_keydesc *kd, answer *ret) {
+        char domain[NFS4_MAX_DOMAIN_LEN];
+        answer a = {};
+        int r;
+
+        r = nfsidmap_init(o);
+        if (r < 0)
+                return r;
+        switch (kd->kind) {
+        case NSID_IDMAP_KEY_UID: {
+                uid_t uid = (uid_t) -1;
+                r = nfs4_owner_to_uid((char *) kd->name, &uid);
+                a.id = uid;
+                break;
+        }
+        case NSID_IDMAP_KEY_GID: {
+                gid_t gid = (gid_t) -1;
+                r = nfs4_group_owner_to_gid((char *) kd->name, &gid);
+                a.id = gid;
+                break;
+        }
+        case NSID_IDMAP_KEY_USER:
+        case NSID_IDMAP_KEY_GROUP:
+                a.is_name = true;
+                r = nfs4_get_default_domain(NULL, domain, sizeof(domain));
+                if (r != 0)
+                        return r < 0 ? r : -EINVAL;
+                if (kd->kind == NSID_IDMAP_KEY_USER)
+                        r = nfs4_uid_to_name(kd->id, domain, a.name, sizeof(a.name));
+                else
+                        r = nfs4_gid_to_name(kd->id, domain, a.name, sizeof(a.name));
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r != 0)
+                return r < 0 ? r : -ENOENT;
+        *ret = a;
+        return 0;
+}
+
+/* Configuration of the opt-in policy, from /etc/nsid.conf [idmap]. */
+typedef struct policy {
+        bool requester_context;
+        unsigned differing_timeout; /* timeout of answers that differ from the host's */
+} policy;
+
+static void load_policy(const idmap_opts *o, policy *ret) {
+        policy p = { .requester_context = false, .differing_timeout = 1 };
+        char *text = NULL, *v = NULL;
+        size_t size;
+        int r;
+
+        r = read_host_file(o->nsid_conf, 1024 * 1024, &text, &size);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        logmsg(LOG_WARNING, "cannot read %s: %s; using the default policy",
+                               o->nsid_conf, strerror(-r));
+                *ret = p;
+                return;
+        }
+        if (nsid_conf_get(text, size, "idmap", "requester-context", &v) >= 0) {
+                r = nsid_conf_parse_bool(v);
+                if (r < 0)
+                        logmsg(LOG_WARNING, "%s: [idmap] requester-context = \"%s\" is not a "
+                               "boolean; ignored", o->nsid_conf, v);
+                else
+                        p.requester_context = r;
+                free(v);
+                v = NULL;
+        }
+        if (nsid_conf_get(text, size, "idmap", "requester-context-timeout", &v) >= 0) {
+                uint64_t t;
+                if (parse_uint_strict(v, 600, &t) < 0 || t == 0)
+                        logmsg(LOG_WARNING, "%s: [idmap] requester-context-timeout = \"%s\" "
+                               "is not 1..600; ignored", o->nsid_conf, v);
+                else
+                        p.differing_timeout = (unsigned) t;
+                free(v);
+        }
+        free(text);
+        *ret = p;
+}
+
+/* The requester's own answer: its /etc/passwd, /etc/group and /etc/idmapd.conf, read
+ * through its root (openat2 RESOLVE_IN_ROOT), never through NSS. */
+static int resolve_requester(const idmap_opts *o, const requester *rq,
+                             const nsid_idmap_keydesc *kd, answer *ret) {
+        nsid_userdb *db = NULL;
+        char *conf = NULL, *domain = NULL, *nobody = NULL;
+        size_t conf_size = 0;
+        answer a = {};
+        int r;
+
+        r = nsid_userdb_load_proc(rq->proc, &db);
+        if (r < 0) {
+                logmsg(LOG_WARNING, "cannot load the user database of requester pid %d: %s",
+                       (int) rq->pid, strerror(-r));
+                return r;
+        }
+        r = nsid_proc_read_root_file(rq->proc, "/etc/idmapd.conf", 1024 * 1024, &conf,
+                                     &conf_size, NULL);
+        if (r >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0) {
+                if (!nsid_dns_name_valid(domain, strlen(domain))) {
+                        logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
+                               "a valid domain name; using the host's", (int) rq->pid);
+                        free(domain);
+                        domain = NULL;
+                }
+        }
+        if (!domain) {
+                char d[NFS4_MAX_DOMAIN_LEN];
+                r = nfsidmap_init(o);
+                if (r >= 0)
+                        r = nfs4_get_default_domain(NULL, d, sizeof(d));
+                if (r != 0) {
+                        r = r < 0 ? r : -EINVAL;
+                        goto out;
+                }
+                domain = strdup(d);
+                if (!domain) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+
+        switch (kd->kind) {
+        case NSID_IDMAP_KEY_UID:
+        case NSID_IDMAP_KEY_GID: {
+                bool user = kd->kind == NSID_IDMAP_KEY_UID;
+                const char *at = strrchr(kd->name, '@');
+                char local[NAME_BUF];
+                bool found = false;
+
+                if (at && strcasecmp(at + 1, domain) == 0) {
+                        memcpy(local, kd->name, (size_t) (at - kd->name));
+                        local[at - kd->name] = '\0';
+                        found = (user ? nsid_userdb_user_by_name(db, local, &a.id, NULL)
+                                      : nsid_userdb_group_by_name(db, local, &a.id)) >= 0;
+                }
+                if (!found) {
+                        /* Like libnfsidmap: unknown owners map to the nobody user/group. */
+                        if (conf && nsid_conf_get(conf, conf_size, "Mapping",
+                                                  user ? "Nobody-User" : "Nobody-Group",
+                                                  &nobody) < 0)
+                                nobody = NULL;
+                        const char *nb = nobody ? nobody : user ? "nobody" : "nogroup";
+                        if ((user ? nsid_userdb_user_by_name(db, nb, &a.id, NULL)
+                                  : nsid_userdb_group_by_name(db, nb, &a.id)) < 0)
+                                a.id = NOBODY_ID;
+                        logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s %u",
+                               user ? "uid" : "gid", kd->name, nb, a.id);
+                }
+                break;
+        }
+        case NSID_IDMAP_KEY_USER:
+        case NSID_IDMAP_KEY_GROUP: {
+                const char *n = NULL;
+                r = kd->kind == NSID_IDMAP_KEY_USER ? nsid_userdb_user_by_uid(db, kd->id, &n, NULL)
+                                                    : nsid_userdb_group_by_gid(db, kd->id, &n);
+                if (r < 0)
+                        goto out;
+                a.is_name = true;
+                if ((size_t) snprintf(a.name, sizeof(a.name), "%s@%s", n, domain) >=
+                    sizeof(a.name)) {
+                        r = -ENAMETOOLONG;
+                        goto out;
+                }
+                break;
+        }
+        default:
+                r = -EINVAL;
+                goto out;
+        }
+        *ret = a;
+        r = 0;
+out:
+        free(nobody);
+        free(domain);
+        free(conf);
+        nsid_userdb_unref(db);
+        return r;
+}
+
+int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg) {
+        char esc[1024], who[512];
+        key_serial_t key;
+        char *d = NULL;
+        nsid_key_describe kdesc;
+        nsid_idmap_keydesc *kd = NULL;
+        requester rq = {};
+        int rq_r = -ENODATA, r, status = 1;
+        const char *desc;
+        size_t desc_len;
+        const char *want_type = o->test_prefix ? "user" : "id_resolver";
+        policy pol;
+        answer host = {}, ans = {};
+        bool have_host = false;
+        const char *source = "host";
+        unsigned timeout = o->timeout;
+
+        r = parse_key_serial(serial_s, &key);
+        if (r < 0) {
+                logmsg(LOG_ERR, "invalid key serial \"%s\": %s; no key to answer (check the "
+                       "request-key rule: \"%%k %%d\")", log_escape(serial_s, strlen(serial_s),
+                                                                  esc, sizeof(esc)),
+                       strerror(-r));
+                return 1;
+        }
+        if (keyctl_describe_alloc(key, &d) < 0) {
+                r = -errno;
+                logmsg(LOG_ERR, "key %d: cannot describe it: %s", key, strerror(-r));
+                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
+                return 1;
+        }
+        r = nsid_key_describe_parse(d, strlen(d), &kdesc);
+        if (r < 0 || kdesc.type_len != strlen(want_type) ||
+            memcmp(kdesc.type, want_type, kdesc.type_len) != 0) {
+                logmsg(LOG_ERR, "key %d: rejected: type is not %s (\"%s\")", key, want_type,
+                       log_escape(d, strlen(d), esc, sizeof(esc)));
+                goto reject_invalid;
+        }
+        /* The description request-key passed must be the key's own. */
+        if (strlen(desc_arg) != kdesc.description_len ||
+            memcmp(desc_arg, kdesc.description, kdesc.description_len) != 0) {
+                logmsg(LOG_ERR, "key %d: rejected: description argument \"%s\" is not the "
+                       "key's", key, log_escape(desc_arg, strlen(desc_arg), esc, sizeof(esc)));
+                goto reject_invalid;
+        }
+        desc = kdesc.description;
+        desc_len = kdesc.description_len;
+        if (o->test_prefix) {
+                size_t pl = strlen(o->test_prefix);
+                if (desc_len < pl || memcmp(desc, o->test_prefix, pl) != 0) {
+                        logmsg(LOG_ERR, "key %d: rejected: test mode and the description "
+                               "lacks the prefix", key);
+                        goto reject_invalid;
+                }
+                desc += pl;
+                desc_len -= pl;
+        }
+        kd = malloc(sizeof(*kd));
+        if (!kd) {
+                logmsg(LOG_ERR, "key %d: out of memory", key);
+                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOMEM);
+                goto out;
+        }
+        r = nsid_idmap_keydesc_parse(desc, desc_len, kd);
+        if (r < 0) {
+                logmsg(LOG_ERR, "key %d: rejected: invalid id_resolver description \"%s\" "
+                       "(%zu bytes): %s", key, log_escape(desc, desc_len, esc, sizeof(esc)),
+                       desc_len,
+                       r == -ENAMETOOLONG ? "name longer than 1024 bytes"
+                       : r == -ERANGE     ? "id out of range"
+                                          : "expected uid:NAME, gid:NAME, user:ID or group:ID "
+                                            "with a name without ':', '@@' or control "
+                                            "characters, or a decimal id below 4294967295");
+                goto reject_invalid;
+        }
+        log_escape(desc, desc_len, esc, sizeof(esc));
+
+        rq_r = requester_find(key, &rq);
+        requester_describe(&rq, rq_r, who, sizeof(who));
+
+        load_policy(o, &pol);
+        r = resolve_host(o, kd, &host);
+        have_host = r >= 0;
+        if (r < 0 && !pol.requester_context) {
+                logmsg(LOG_WARNING, "key %d: %s: no mapping in the host context (%s); "
+                       "rejected for %us; %s", key, esc, strerror(-r), IDMAP_NEGATIVE_TIMEOUT,
+                       who);
+                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                goto out;
+        }
+        ans = host;
+
+        if (pol.requester_context) {
+                if (rq_r < 0)
+                        logmsg(LOG_WARNING, "key %d: requester-context: requester not found "
+                               "(%s); answering in the host context", key, strerror(-rq_r));
+                else if (rq.user_initial != 1)
+                        logmsg(LOG_WARNING, "key %d: requester-context: requester pid %d is in "
+                               "a non-initial user namespace; the kernel interprets this "
+                               "answer in the initial one, so the host context is used",
+                               key, (int) rq.pid);
+                else if (rq.mnt_initial != 1) {
+                        answer c;
+                        r = resolve_requester(o, &rq, kd, &c);
+                        if (r >= 0) {
+                                source = "requester";
+                                bool same = have_host && c.is_name == host.is_name &&
+                                            (c.is_name ? strcmp(c.name, host.name) == 0
+                                                       : c.id == host.id);
+                                if (!same && timeout > pol.differing_timeout) {
+                                        /* The kernel caches this answer for everyone: keep
+                                         * a container-specific one short-lived. */
+                                        timeout = pol.differing_timeout;
+                                }
+                                ans = c;
+                        } else if (!have_host) {
+                                logmsg(LOG_WARNING, "key %d: %s: no mapping in the requester's "
+                                       "context (%s) nor the host's; rejected for %us; %s",
+                                       key, esc, strerror(-r), IDMAP_NEGATIVE_TIMEOUT, who);
+                                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                                goto out;
+                        }
+                }
+                if (!have_host && strcmp(source, "host") == 0) {
+                        logmsg(LOG_WARNING, "key %d: %s: no mapping in the host context; "
+                               "rejected for %us; %s", key, esc, IDMAP_NEGATIVE_TIMEOUT, who);
+                        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                        goto out;
+                }
+        }
+
+        /* Check what goes to the kernel as strictly as what came from it. */
+        char payload[NAME_BUF + 16];
+        size_t plen;
+        if (ans.is_name) {
+                size_t nl = strnlen(ans.name, sizeof(ans.name));
+                if (nl >= sizeof(ans.name) || nsid_idmap_name_check(ans.name, nl) < 0) {
+                        logmsg(LOG_ERR, "key %d: %s: the %s answer is not a valid name; "
+                               "rejected; %s", key, esc, source, who);
+                        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                        goto out;
+                }
+                memcpy(payload, ans.name, nl);
+                plen = nl; /* names without their NUL, as the kernel expects */
+        } else {
+                if (ans.id == UINT32_MAX) {
+                        logmsg(LOG_ERR, "key %d: %s: the %s answer is the invalid id "
+                               "4294967295; rejected; %s", key, esc, source, who);
+                        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                        goto out;
+                }
+                plen = (size_t) snprintf(payload, sizeof(payload), "%u", ans.id) + 1;
+        }
+
+        r = key_answer(key, payload, plen, timeout);
+        if (r < 0) {
+                /* No keyring clear on EDQUOT: that would drop every other user's mappings. */
+                logmsg(LOG_ERR, "key %d: %s: cannot instantiate: %s%s; rejected; %s", key, esc,
+                       strerror(-r), r == -EDQUOT ? " (key quota of root exhausted)" : "", who);
+                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, (unsigned) -r);
+                goto out;
+        }
+        if (ans.is_name)
+                logmsg(LOG_INFO, "key %d: %s -> \"%s\" (%s context, timeout %us); %s", key, esc,
+                       ans.name, source, timeout, who);
+        else
+                logmsg(LOG_INFO, "key %d: %s -> %u (%s context, timeout %us); %s", key, esc,
+                       ans.id, source, timeout, who);
+        if (strcmp(source, "requester") == 0 && have_host &&
+            (ans.is_name ? strcmp(ans.name, host.name) != 0 : ans.id != host.id)) {
+                char h[NAME_BUF + 2];
+                if (host.is_name)
+                        snprintf(h, sizeof(h), "\"%s\"", host.name);
+                else
+                        snprintf(h, sizeof(h), "%u", host.id);
+                logmsg(LOG_NOTICE, "key %d: the requester's answer differs from the host's "
+                       "(%s); the kernel caches it globally, so only for %us", key, h,
+                       timeout);
+        }
+        status = 0;
+        goto out;
+
+reject_invalid:
+        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
+out:
+        requester_done(&rq);
+        free(kd);
+        free(d);
+        return status;
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-idmap: a namespace-aware drop-in for nfs-utils' nfsidmap (the id_resolver
+ * request-key helper), and the namespace-aware dns_resolver helper ("nsid-idmap dns").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <nsid/log.h>
+
+#include "nsid-idmap.h"
+
+#ifndef NSID_SYSCONF_FILE
+#define NSID_SYSCONF_FILE "/etc/nsid.conf"
+#endif
+
+static void ensure_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++) {
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                if (n < 0)
+                        _exit(1);
+                if (n != fd) {
+                        /* cannot happen: lower fds are open by now */
+                        dup2(n, fd);
+                        close(n);
+                }
+        }
+}
+
+static void library_log(int priority, const char *message, void *userdata) {
+        logmsg(priority, "%s", message);
+}
+
+static void help(const char *prog) {
+        printf("Usage: %s [-v] [-t timeout] key desc      (id_resolver upcall, from request-key)\n"
+               "       %s [-v] dns key                    (dns_resolver upcall)\n"
+               "       %s [-v] -c | -d | -l | -u NAME | -g NAME | -r NAME\n"
+               "\n"
+               "  -t, --timeout=SECONDS   key timeout of answers (default %u)\n"
+               "  -c, --clear             clear the %s keyring\n"
+               "  -d, --domain            print the default NFSv4 domain\n"
+               "  -l, --list              list the keys of the %s keyring\n"
+               "  -u, --uid=NAME          invalidate the uid:NAME key (exact name)\n"
+               "  -g, --gid=NAME          invalidate the gid:NAME key (exact name)\n"
+               "  -r, --revoke=NAME       invalidate both (exact name)\n"
+               "  -v, --verbose           log to stderr, and debug messages\n"
+               "      --idmapd-conf=PATH  libnfsidmap configuration (default %s)\n"
+               "      --config=PATH       nsid configuration (default %s)\n"
+               "      --keyring=NAME      keyring for -c/-l/-u/-g/-r (default %s)\n"
+               "      --log-file=PATH     also append log lines to PATH\n"
+               "      --dns-timeout=MS    bound of a DNS lookup (default %u)\n"
+               "  -h, --help              this help\n"
+               "      --version           print the version\n",
+               prog, prog, prog, IDMAP_DEFAULT_TIMEOUT, IDMAP_DEFAULT_KEYRING,
+               IDMAP_DEFAULT_KEYRING, IDMAP_DEFAULT_CONF, NSID_SYSCONF_FILE,
+               IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS);
+}
+
+enum {
+        OPT_VERSION = 0x100,
+        OPT_IDMAPD_CONF,
+        OPT_CONFIG,
+        OPT_KEYRING,
+        OPT_LOG_FILE,
+        OPT_DNS_TIMEOUT,
+        OPT_TEST_PREFIX,
+};
+
+int main(int argc, char **argv) {
+        static const struct option longopts[] = {
+                { "verbose", no_argument, NULL, 'v' },
+                { "timeout", required_argument, NULL, 't' },
+                { "clear", no_argument, NULL, 'c' },
+                { "domain", no_argument, NULL, 'd' },
+                { "list", no_argument, NULL, 'l' },
+                { "uid", required_argument, NULL, 'u' },
+                { "gid", required_argument, NULL, 'g' },
+                { "revoke", required_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                { "idmapd-conf", required_argument, NULL, OPT_IDMAPD_CONF },
+                { "config", required_argument, NULL, OPT_CONFIG },
+                { "keyring", required_argument, NULL, OPT_KEYRING },
+                { "log-file", required_argument, NULL, OPT_LOG_FILE },
+                { "dns-timeout", required_argument, NULL, OPT_DNS_TIMEOUT },
+                /* Test seam (see nsid-idmap(8), TESTING): answer `user` keys whose
+                 * description is PREFIX followed by an id_resolver description. */
+                { "test-user-prefix", required_argument, NULL, OPT_TEST_PREFIX },
+                {}
+        };
+        idmap_opts o = {
+                .timeout = IDMAP_DEFAULT_TIMEOUT,
+                .idmapd_conf = IDMAP_DEFAULT_CONF,
+                .nsid_conf = NSID_SYSCONF_FILE,
+                .keyring = IDMAP_DEFAULT_KEYRING,
+                .dns_total_ms = DNS_DEFAULT_TOTAL_MS,
+        };
+        const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
+        bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
+        bool usage_error = false;
+        int c;
+        uint64_t v;
+
+        ensure_std_fds();
+        prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+        while ((c = getopt_long(argc, argv, "+vt:cdlu:g:r:h", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'v':
+                        o.verbose++;
+                        break;
+                case 't':
+                        if (parse_uint_strict(optarg, INT32_MAX, &v) < 0)
+                                bad_timeout = optarg;
+                        else
+                                o.timeout = (unsigned) v;
+                        break;
+                case 'c':
+                        clear = true;
+                        break;
+                case 'd':
+                        domain = true;
+                        break;
+                case 'l':
+                        list = true;
+                        break;
+                case 'u':
+                        name = optarg, inval_uid = true, inval_gid = false;
+                        break;
+                case 'g':
+                        name = optarg, inval_gid = true, inval_uid = false;
+                        break;
+                case 'r':
+                        name = optarg, inval_uid = inval_gid = true;
+                        break;
+                case 'h':
+                        help(prog);
+                        return 0;
+                case OPT_VERSION:
+                        printf("%s %s\n", prog, NSID_VERSION);
+                        return 0;
+                case OPT_IDMAPD_CONF:
+                        o.idmapd_conf = optarg;
+                        break;
+                case OPT_CONFIG:
+                        o.nsid_conf = optarg;
+                        break;
+                case OPT_KEYRING:
+                        o.keyring = optarg;
+                        break;
+                case OPT_LOG_FILE:
+                        log_file = optarg;
+                        break;
+                case OPT_DNS_TIMEOUT:
+                        if (parse_uint_strict(optarg, 60000, &v) < 0 || v < 100)
+                                usage_error = true;
+                        else
+                                o.dns_total_ms = (unsigned) v;
+                        break;
+                case OPT_TEST_PREFIX:
+                        o.test_prefix = optarg;
+                        break;
+                default:
+                        usage_error = true;
+                        break;
+                }
+        }
+
+        bool admin = clear || domain || list || name;
+        bool is_dns = !admin && optind < argc && strcmp(argv[optind], "dns") == 0;
+
+        /* Admin commands talk to a terminal or a script; upcalls log to syslog unless -v or
+         * a terminal. */
+        log_setup(prog, admin || o.verbose > 0 || isatty(STDERR_FILENO), log_file,
+                  o.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+        nsid_log_set_handler(library_log, NULL);
+        nsid_log_set_max_priority(o.verbose > 1 ? LOG_DEBUG : LOG_WARNING);
+
+        if (admin) {
+                if (usage_error || bad_timeout || optind != argc ||
+                    (clear + domain + list + (name != NULL)) != 1) {
+                        fprintf(stderr, "Usage: %s [-v] [-c || [-u|-g|-r key] || -d || -l || "
+                                "[-t timeout] key desc]\n", prog);
+                        return 1;
+                }
+                if (domain)
+                        return idmap_admin_domain(&o);
+                if (list)
+                        return idmap_admin_list(&o);
+                if (clear)
+                        return idmap_admin_clear(&o);
+                return idmap_admin_invalidate(&o, name, inval_uid, inval_gid);
+        }
+
+        if (is_dns) {
+                if (usage_error || argc - optind != 2) {
+                        logmsg(LOG_ERR, "dns: bad arguments; expected \"dns <key serial>\" "
+                               "(request-key rule: \"%s dns %%k\")", prog);
+                        key_serial_t k;
+                        if (argc - optind >= 2 && parse_key_serial(argv[optind + 1], &k) >= 0)
+                                key_reject(k, 1, EKEYREJECTED);
+                        return 1;
+                }
+                return dns_upcall(&o, argv[optind + 1]);
+        }
+
+        if (usage_error || bad_timeout || argc - optind != 2) {
+                key_serial_t k;
+                if (bad_timeout)
+                        logmsg(LOG_ERR, "invalid timeout \"%s\": expected seconds 0..2147483647",
+                               bad_timeout);
+                else
+                        logmsg(LOG_ERR, "Bad arg count. Check /etc/request-key.conf: expected "
+                               "\"%s [-v] [-t timeout] %%k %%d\"", prog);
+                /* Still end the request when the key serial is there. */
+                if (argc - optind >= 1 && parse_key_serial(argv[optind], &k) >= 0)
+                        key_reject(k, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
+                return 1;
+        }
+        return idmap_upcall(&o, argv[optind], argv[optind + 1]);
+}

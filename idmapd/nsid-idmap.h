@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nsid-idmap: internal declarations shared by the program's files. */
+#ifndef NSID_IDMAP_PROGRAM_H
+#define NSID_IDMAP_PROGRAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <keyutils.h>
+#include <nsid/ns.h>
+
+#define IDMAP_DEFAULT_TIMEOUT 600u    /* -t default, like nfsidmap */
+#define IDMAP_NEGATIVE_TIMEOUT 5u     /* seconds a rejected id_resolver key stays */
+#define IDMAP_DEFAULT_KEYRING ".id_resolver"
+#define IDMAP_DEFAULT_CONF "/etc/idmapd.conf"
+
+#define DNS_DEFAULT_TOTAL_MS 5000u /* whole lookup */
+#define DNS_MIN_TTL 5u             /* key timeout bounds (keyutils' default_ttl is 5) */
+#define DNS_MAX_TTL 3600u
+#define DNS_HOSTS_TTL 600u /* answers from the container's /etc/hosts */
+#define DNS_MAX_ADDRS 64u
+
+typedef struct idmap_opts {
+        int verbose;
+        unsigned timeout;         /* -t */
+        const char *idmapd_conf;  /* --idmapd-conf */
+        const char *nsid_conf;    /* --config */
+        const char *keyring;      /* --keyring (admin commands) */
+        const char *test_prefix;  /* --test-user-prefix: the `user` key test seam */
+        unsigned dns_total_ms;    /* --dns-timeout */
+} idmap_opts;
+
+/* Logging: syslog, or stderr when -v is given or stderr is a terminal; --log-file appends. */
+void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_priority);
+void logmsg(int priority, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* A printable, bounded copy of untrusted text for log lines (non-printable bytes as \xNN,
+ * at most 160 bytes shown then "..."). */
+const char *log_escape(const char *s, size_t len, char *buf, size_t size);
+
+/* Strict decimal parsing: digits only, no leading zero (except "0"), <= max. */
+int parse_uint_strict(const char *s, uint64_t max, uint64_t *ret);
+int parse_key_serial(const char *s, key_serial_t *ret);
+
+/* Read a whole (small) file of the host into a NUL-terminated buffer; -EFBIG over max. */
+int read_host_file(const char *path, size_t max, char **ret_data, size_t *ret_size);
+
+/* The process that called request_key(), found through the .request_key_auth key in the
+ * helper's session keyring and /proc/keys, pinned with a pidfd. */
+typedef struct requester {
+        pid_t pid;
+        nsid_proc *proc;
+        key_serial_t auth_key;
+        char comm[32];
+        uint64_t net_ino, user_ino, mnt_ino;
+        int net_initial, user_initial, mnt_initial; /* 1, 0 or -errno */
+} requester;
+
+int requester_find(key_serial_t target, requester *ret);
+void requester_done(requester *r);
+/* "pid 123 (comm) net:[...] user:[...] mnt:[...]" or "requester unknown (reason)" */
+const char *requester_describe(const requester *r, int find_error, char *buf, size_t size);
+
+/* Reject a key under construction (request_key() then fails with `error`); logs failures. */
+int key_reject(key_serial_t key, unsigned timeout, int error);
+/* Set the timeout (while we still hold the authority), then instantiate. -errno. */
+int key_answer(key_serial_t key, const void *payload, size_t len, unsigned timeout);
+
+/* The three modes. Each returns the exit status. */
+int idmap_upcall(const idmap_opts *o, const char *serial, const char *desc);
+int dns_upcall(const idmap_opts *o, const char *serial);
+int idmap_admin_list(const idmap_opts *o);
+int idmap_admin_clear(const idmap_opts *o);
+int idmap_admin_invalidate(const idmap_opts *o, const char *name, bool uid, bool gid);
+int idmap_admin_domain(const idmap_opts *o);
+
+#endif

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Logging, strict numbers, key answers and requester discovery for nsid-idmap. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <keyutils.h>
+#include <nsid/keyring.h>
+#include <nsid/ns.h>
+
+#include "nsid-idmap.h"
+
+static bool log_stderr;
+static int log_fd = -1;
+static int log_max = LOG_INFO;
+static const char *log_ident = "nsid-idmap";
+
+void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_priority) {
+        log_ident = ident;
+        log_stderr = to_stderr;
+        log_max = max_priority;
+        if (log_file) {
+                log_fd = open(log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                              0600);
+        }
+        if (!to_stderr)
+                openlog(ident, LOG_PID, LOG_DAEMON);
+}
+
+void logmsg(int priority, const char *format, ...) {
+        char buf[2048];
+        va_list ap;
+
+        if (priority > log_max)
+                return;
+        va_start(ap, format);
+        vsnprintf(buf, sizeof(buf), format, ap);
+        va_end(ap);
+        if (log_stderr)
+                fprintf(stderr, "%s: %s\n", log_ident, buf);
+        else
+                syslog(priority, "%s", buf);
+        if (log_fd >= 0)
+                dprintf(log_fd, "%s[%d]: %s\n", log_ident, (int) getpid(), buf);
+}
+
+const char *log_escape(const char *s, size_t len, char *buf, size_t size) {
+        size_t o = 0, shown = 0;
+
+        if (size < 8)
+                return "";
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (shown >= 160 || o + 8 >= size) {
+                        memcpy(buf + o, "...", 3);
+                        o += 3;
+                        break;
+                }
+                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
+                        o += (size_t) snprintf(buf + o, size - o, "\\x%02x", c);
+                else
+                        buf[o++] = (char) c;
+                shown++;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+int parse_uint_strict(const char *s, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+        size_t len;
+
+        if (!s)
+                return -EINVAL;
+        len = strlen(s);
+        if (len == 0 || len > 20 || (len > 1 && s[0] == '0'))
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                unsigned d = (unsigned) (s[i] - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        if (v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int parse_key_serial(const char *s, key_serial_t *ret) {
+        uint64_t v;
+        int r = parse_uint_strict(s, INT32_MAX, &v);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return -ERANGE;
+        *ret = (key_serial_t) v;
+        return 0;
+}
+
+int read_host_file(const char *path, size_t max, char **ret_data, size_t *ret_size) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        size_t size = 0, alloc = 4096;
+        char *buf;
+
+        if (fd < 0)
+                return -errno;
+        buf = malloc(alloc);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (;;) {
+                if (size + 1 >= alloc) {
+                        if (alloc > max + 1) {
+                                free(buf);
+                                close(fd);
+                                return -EFBIG;
+                        }
+                        char *n = realloc(buf, alloc * 2);
+                        if (!n) {
+                                free(buf);
+                                close(fd);
+                                return -ENOMEM;
+                        }
+                        buf = n;
+                        alloc *= 2;
+                }
+                ssize_t k = read(fd, buf + size, alloc - size - 1);
+                if (k < 0) {
+                        int e = -errno;
+                        if (e == -EINTR)
+                                continue;
+                        free(buf);
+                        close(fd);
+                        return e;
+                }
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > max) {
+                        free(buf);
+                        close(fd);
+                        return -EFBIG;
+                }
+        }
+        close(fd);
+        buf[size] = '\0';
+        *ret_data = buf;
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int key_reject(key_serial_t key, unsigned timeout, int error) {
+        if (keyctl_reject(key, timeout, (unsigned) error, 0) < 0) {
+                int e = errno;
+                logmsg(LOG_ERR, "key %d: could not reject the key: %s (the kernel negates it "
+                       "when this helper exits)", key, strerror(e));
+                return -e;
+        }
+        return 0;
+}
+
+int key_answer(key_serial_t key, const void *payload, size_t len, unsigned timeout) {
+        /* While the key is under construction the authority we hold lets us set its timeout;
+         * after instantiation it would need possession. Instantiation keeps the expiry. */
+        if (keyctl_set_timeout(key, timeout) < 0)
+                return -errno;
+        if (keyctl_instantiate(key, payload, len, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The serial of the .request_key_auth key for target: the one we were given authority by
+ * request-key, else a search of our session keyring. Its description must be exactly the
+ * target's serial in hex. */
+static key_serial_t find_auth_key(key_serial_t target) {
+        char want[16];
+        key_serial_t k;
+        void *list = NULL;
+        int n;
+
+        snprintf(want, sizeof(want), "%x", (unsigned) target);
+
+        k = keyctl_get_keyring_ID(KEY_SPEC_REQKEY_AUTH_KEY, 0);
+        if (k > 0) {
+                char *d = NULL;
+                nsid_key_describe kd;
+                if (keyctl_describe_alloc(k, &d) >= 0 &&
+                    nsid_key_describe_parse(d, strlen(d), &kd) >= 0 &&
+                    kd.type_len == strlen(".request_key_auth") &&
+                    memcmp(kd.type, ".request_key_auth", kd.type_len) == 0 &&
+                    kd.description_len == strlen(want) &&
+                    memcmp(kd.description, want, kd.description_len) == 0) {
+                        free(d);
+                        return k;
+                }
+                free(d);
+        }
+
+        n = keyctl_read_alloc(KEY_SPEC_SESSION_KEYRING, &list);
+        if (n < 0)
+                return -ENOKEY;
+        for (size_t i = 0; i < (size_t) n / sizeof(key_serial_t); i++) {
+                key_serial_t c = ((key_serial_t *) list)[i];
+                char *d = NULL;
+                nsid_key_describe kd;
+                bool ok = keyctl_describe_alloc(c, &d) >= 0 &&
+                          nsid_key_describe_parse(d, strlen(d), &kd) >= 0 &&
+                          kd.type_len == strlen(".request_key_auth") &&
+                          memcmp(kd.type, ".request_key_auth", kd.type_len) == 0 &&
+                          kd.description_len == strlen(want) &&
+                          memcmp(kd.description, want, kd.description_len) == 0;
+                free(d);
+                if (ok) {
+                        free(list);
+                        return c;
+                }
+        }
+        free(list);
+        return -ENOKEY;
+}
+
+static int ns_info(nsid_proc *p, nsid_ns_type type, uint64_t *ret_ino, int *ret_initial) {
+        nsid_ns *ns = NULL;
+        nsid_ns_id id;
+        int r = nsid_proc_open_ns(p, type, &ns);
+        if (r < 0)
+                return r;
+        r = nsid_ns_get_id(ns, &id);
+        if (r >= 0) {
+                *ret_ino = id.ino;
+                *ret_initial = nsid_ns_is_initial(ns);
+        }
+        nsid_ns_unref(ns);
+        return r;
+}
+
+int requester_find(key_serial_t target, requester *ret) {
+        requester r = { .net_initial = -ENODATA, .user_initial = -ENODATA,
+                        .mnt_initial = -ENODATA };
+        char *keys = NULL;
+        size_t size;
+        nsid_proc_keys_entry e;
+        int32_t t;
+        pid_t pid;
+        int k;
+
+        r.auth_key = find_auth_key(target);
+        if (r.auth_key < 0)
+                return -ENOKEY;
+        /* /proc/keys is the only place the kernel shows the requester's pid. */
+        k = read_host_file("/proc/keys", 64u * 1024 * 1024, &keys, &size);
+        if (k < 0)
+                return k;
+        k = nsid_proc_keys_find(keys, size, r.auth_key, &e);
+        if (k >= 0 && strcmp(e.type, ".request_") != 0)
+                k = -EBADMSG;
+        if (k >= 0)
+                k = nsid_reqkey_auth_parse(e.description, e.description_len, &t, &pid, NULL);
+        free(keys);
+        if (k < 0)
+                return k;
+        if (t != target)
+                return -EBADMSG;
+        k = nsid_proc_open(pid, &r.proc);
+        if (k < 0)
+                return k;
+        /* The auth key must still be there once the pid is pinned: the pid we read belongs
+         * to a task that was waiting for this very key. */
+        if (keyctl_describe(r.auth_key, NULL, 0) < 0) {
+                nsid_proc_unref(r.proc);
+                return -EKEYREVOKED;
+        }
+        r.pid = pid;
+
+        char *comm = NULL;
+        size_t cl;
+        if (nsid_proc_read_file(r.proc, "comm", 64, &comm, &cl) >= 0) {
+                while (cl > 0 && (comm[cl - 1] == '\n' || comm[cl - 1] == '\0'))
+                        cl--;
+                log_escape(comm, cl, r.comm, sizeof(r.comm));
+                free(comm);
+        }
+        (void) ns_info(r.proc, NSID_NS_NET, &r.net_ino, &r.net_initial);
+        (void) ns_info(r.proc, NSID_NS_USER, &r.user_ino, &r.user_initial);
+        (void) ns_info(r.proc, NSID_NS_MNT, &r.mnt_ino, &r.mnt_initial);
+        *ret = r;
+        return 0;
+}
+
+void requester_done(requester *r) {
+        r->proc = nsid_proc_unref(r->proc);
+}
+
+const char *requester_describe(const requester *r, int find_error, char *buf, size_t size) {
+        if (find_error < 0 || !r->proc) {
+                snprintf(buf, size, "requester unknown (%s)", strerror(-find_error));
+                return buf;
+        }
+        snprintf(buf, size, "requester pid %d (%s) net:[%llu]%s user:[%llu]%s mnt:[%llu]%s",
+                 (int) r->pid, r->comm, (unsigned long long) r->net_ino,
+                 r->net_initial == 1 ? "(host)" : "", (unsigned long long) r->user_ino,
+                 r->user_initial == 1 ? "(host)" : "", (unsigned long long) r->mnt_ino,
+                 r->mnt_initial == 1 ? "(host)" : "");
+        return buf;
+}
