@@ -1,0 +1,156 @@
+#!/bin/bash
+# nsid-idmap's id_resolver upcall through the REAL request-key path of this kernel.
+#
+# Why `user` keys: the host kernel has no NFS modules, so the id_resolver key type does not
+# exist here. A temporary /etc/request-key.d rule routes a private `user` key description
+# prefix to nsid-idmap with --test-user-prefix (its documented test seam); everything else is
+# real: request_key(2) from a fresh session keyring, /sbin/request-key, the helper's
+# .request_key_auth key, /proc/keys, pidfds, keyctl_instantiate/keyctl_reject, and a
+# "container" (its own mount namespace with its own /etc/passwd, /etc/group and
+# /etc/idmapd.conf bind-mounted).
+#
+# Checks: payload formats (ids with their NUL, names without), the requester's pid and
+# namespaces in the log, the default policy (host's answer) and the opt-in
+# requester-context policy (the container's answer, short-lived when it differs from the
+# host's), and hostile descriptions: rejected (EKEYREJECTED), a log line, exit status 1.
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+bin=$(realpath "$build/idmapd/nsid-idmap")
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (request-key rules)"; exit 0; }
+command -v keyctl >/dev/null || { echo "FAIL: keyctl missing (keyutils)"; exit 1; }
+
+T=$(mktemp -d /tmp/nsid-itest-idmap.XXXXXX)
+chmod 755 "$T"
+P="nsidtest-$$-$RANDOM"
+rule="/etc/request-key.d/nsid-test-$P.conf"
+cleanup() { rm -f "$rule"; rm -rf "$T"; }
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+
+cat >"$T/idmapd.conf" <<CONF
+[General]
+Domain = example.test
+[Mapping]
+Nobody-User = nobody
+Nobody-Group = nogroup
+[Translation]
+Method = nsswitch
+CONF
+: >"$T/nsid.conf"
+# The container: alice exists only there; bin has another uid than the host's (2).
+cat >"$T/passwd" <<PW
+root:x:0:0:root:/root:/bin/sh
+bin:x:4002:4002:bin:/bin:/bin/false
+alice:x:4001:4001:alice:/home/alice:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+PW
+cat >"$T/group" <<GR
+root:x:0:
+bin:x:4002:
+alice:x:4001:
+nogroup:x:65534:
+GR
+cat >"$T/c-idmapd.conf" <<CONF
+[General]
+Domain = example.test
+CONF
+# Records the helper's exit status (request-key does not report it).
+cat >"$T/wrap.sh" <<WRAP
+#!/bin/sh
+"$bin" "\$@"
+echo "exit=\$? \$*" >>"$T/status"
+WRAP
+chmod 755 "$T/wrap.sh"
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log -t 30 %k %d" >"$rule"
+
+# req DESC [container]: prints the payload with NULs shown as '~', or ERR:<keyctl message>.
+req_host() {
+        keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"' _ "$P:$1" 2>/dev/null | grep -v '^Joined'
+}
+req_container() {
+        unshare -m sh -c '
+                mount --bind "$2/passwd" /etc/passwd && mount --bind "$2/group" /etc/group &&
+                touch /etc/idmapd.conf && mount --bind "$2/c-idmapd.conf" /etc/idmapd.conf || exit 1
+                readlink /proc/self/ns/mnt >"$2/c-mnt"
+                keyctl session - sh -c '"'"'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"'"'"' _ "$1"' _ "$P:$1" "$T" 2>/dev/null | grep -v '^Joined'
+}
+expect() { # what got want
+        if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# --- default policy: the host's answers, with exact payload formats -------------------
+expect "host uid:bin" "$(req_host uid:bin@example.test)" "2~"
+expect "host gid:bin" "$(req_host gid:bin@example.test)" "2~"
+expect "host user:2" "$(req_host user:2)" "bin@example.test"
+expect "host group:2" "$(req_host group:2)" "bin@example.test"
+grep -q "uid:bin@example.test -> 2 (host context, timeout 30s); requester pid [0-9]* (keyctl) net:\[[0-9]*\](host) user:\[[0-9]*\](host) mnt:\[[0-9]*\](host)" "$T/log" &&
+        pass "log names the requester pid and its (host) namespaces" ||
+        fail "no log line with the host requester: $(cat "$T/log")"
+# The answer's timeout is the -t value (30 s), set while the helper held the authority.
+exp=$(keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s); grep "$(printf %08x "$k")" /proc/keys' _ "$P:uid:bin@example.test" 2>/dev/null | awk '{print $4}')
+case "$exp" in 2[0-9]s | 30s) pass "key timeout from -t: $exp" ;; *) fail "key timeout '$exp', want about 30s" ;; esac
+
+# The container asks; by default it still gets the host's answer (the kernel interprets it
+# in the initial user namespace and caches it for everyone).
+expect "container uid:bin, default policy" "$(req_container uid:bin@example.test)" "2~"
+cmnt=$(cat "$T/c-mnt" | tr -dc 0-9)
+grep "uid:bin@example.test -> 2 (host context" "$T/log" | grep -q "mnt:\[$cmnt\]$" &&
+        pass "container requester found: its mount namespace mnt:[$cmnt] is logged" ||
+        fail "container requester's mnt:[$cmnt] not in the log: $(tail -n 3 "$T/log")"
+r=$(req_container uid:alice@example.test)
+case "$r" in 65534~ | ERR:*) pass "container uid:alice, default policy: host has no alice -> '$r'" ;;
+*) fail "container uid:alice with the default policy got '$r' (the container's passwd leaked in)" ;; esac
+
+# --- opt-in policy: the requester's own passwd/group/idmapd.conf ------------------------
+printf '[idmap]\nrequester-context = yes\n' >"$T/nsid.conf"
+expect "container uid:alice, requester-context" "$(req_container uid:alice@example.test)" "4001~"
+expect "container gid:alice, requester-context" "$(req_container gid:alice@example.test)" "4001~"
+expect "container user:4001, requester-context" "$(req_container user:4001)" "alice@example.test"
+expect "container uid:bin, requester-context" "$(req_container uid:bin@example.test)" "4002~"
+grep -q "uid:bin@example.test -> 4002 (requester context, timeout 1s)" "$T/log" &&
+        pass "an answer differing from the host's is cached for 1 s only" ||
+        fail "no short-lived requester answer in the log: $(tail -n 3 "$T/log")"
+expect "container uid:nosuch -> nobody" "$(req_container uid:nosuch@example.test)" "65534~"
+expect "host uid:bin, requester-context (host requester)" "$(req_host uid:bin@example.test)" "2~"
+: >"$T/nsid.conf"
+
+# --- hostile descriptions: rejected, logged, exit status 1 ------------------------------
+long1025=$(head -c 1025 /dev/zero | tr '\0' a)
+long4k=$(head -c 4000 /dev/zero | tr '\0' x)
+for d in "garbage" "uid:" "uid:a:b@example.test" "uid:a@@example.test" "uid:@example.test" \
+        "uid:$long1025@example.test" "user:4294967295" "user:4294967296" "user:-1" "user:01" \
+        "user: 2" "group:2x" "user:99999999999999999999999" "uidd:bin@example.test" \
+        "$long4k" "uid:bin@example.test "$'\t' "uid:a"$'\x01'"b@example.test"; do
+        short=$(printf %s "$d" | head -c 40)
+        : >"$T/status"
+        r=$(req_host "$d")
+        case "$r" in
+        *"rejected"*) ;;
+        *) fail "hostile '$short': got '$r', want EKEYREJECTED"; continue ;;
+        esac
+        grep -q "^exit=1 " "$T/status" || { fail "hostile '$short': helper exit: $(cat "$T/status")"; continue; }
+        pass "hostile '$short...' ($(printf %s "$d" | wc -c) bytes): rejected, exit 1"
+done
+n=$(grep -c "rejected: invalid id_resolver description" "$T/log" || true)
+[ "$n" -ge 17 ] && pass "$n clear 'invalid id_resolver description' log lines" ||
+        fail "only $n rejection log lines"
+grep -q 'description "uid:a\\x01b@example.test"' "$T/log" &&
+        pass "control bytes are escaped in the log" || fail "control byte not escaped in the log"
+
+# An unknown id is not hostile: a negative key (ENOKEY) for a short time, exit 1.
+: >"$T/status"
+r=$(req_host user:3999999)
+case "$r" in ERR:*) pass "unknown uid 3999999 -> negative key ($r)" ;; *) fail "unknown uid got '$r'" ;; esac
+grep -q "^exit=1 " "$T/status" && pass "unknown uid: exit 1" || fail "unknown uid exit: $(cat "$T/status")"
+
+# Bad command lines still end the request when the key serial is known.
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: -t notanumber %k %d" >"$rule"
+r=$(req_host uid:bin@example.test)
+case "$r" in *rejected*) pass "bad -t: key rejected" ;; *) fail "bad -t: got '$r'" ;; esac
+
+echo "--- log excerpt"
+head -n 3 "$T/log"
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all passed"
