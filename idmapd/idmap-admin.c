@@ -66,40 +66,63 @@ int idmap_admin_list(const idmap_opts *o) {
                 logmsg(LOG_ERR, "Failed to read keyring %s: %s", o->keyring, strerror(errno));
                 return 1;
         }
-        size_t count = (size_t) n / sizeof(key_serial_t);
+        /* Keys invalidated or revoked but not yet garbage-collected still sit in the
+         * keyring's list: they are not counted nor shown (nfsidmap prints an error for
+         * each). */
+        size_t total = (size_t) n / sizeof(key_serial_t), count = 0;
+        char **descs = calloc(total ? total : 1, sizeof(char *));
+        int *errs = calloc(total ? total : 1, sizeof(int));
+        if (!descs || !errs) {
+                free(descs);
+                free(errs);
+                free(list);
+                logmsg(LOG_ERR, "out of memory");
+                return 1;
+        }
+        for (size_t i = 0; i < total; i++) {
+                if (keyctl_describe_alloc(((key_serial_t *) list)[i], &descs[i]) < 0) {
+                        descs[i] = NULL;
+                        errs[i] = errno;
+                        if (errno == ENOKEY || errno == EKEYREVOKED)
+                                continue;
+                }
+                count++;
+        }
         if (count == 0)
                 printf("No %s keys found.\n", o->keyring);
         else if (count == 1)
                 printf("1 %s key found:\n", o->keyring);
         else
                 printf("%zu %s keys found:\n", count, o->keyring);
-        for (size_t i = 0; i < count; i++) {
-                char *d = NULL;
+        for (size_t i = 0; i < total; i++) {
                 nsid_key_describe kd;
-                if (keyctl_describe_alloc(((key_serial_t *) list)[i], &d) < 0) {
-                        if (errno == EKEYEXPIRED)
+                if (!descs[i]) {
+                        if (errs[i] == EKEYEXPIRED)
                                 printf("Expired key not displayed\n");
-                        else
-                                logmsg(LOG_ERR, "Failed to describe key: %s", strerror(errno));
+                        else if (errs[i] != ENOKEY && errs[i] != EKEYREVOKED)
+                                logmsg(LOG_ERR, "Failed to describe key: %s", strerror(errs[i]));
                         continue;
                 }
-                if (nsid_key_describe_parse(d, strlen(d), &kd) < 0)
+                if (nsid_key_describe_parse(descs[i], strlen(descs[i]), &kd) < 0)
                         logmsg(LOG_ERR, "Unparsable key not displayed");
-                else {
-                        /* nfsidmap prints what follows the last ';' */
-                        const char *last = strrchr(d, ';');
-                        printf("  %s\n", last + 1);
-                }
-                free(d);
+                else /* nfsidmap prints what follows the last ';' */
+                        printf("  %s\n", strrchr(descs[i], ';') + 1);
+                free(descs[i]);
         }
+        free(descs);
+        free(errs);
         free(list);
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
 int idmap_admin_clear(const idmap_opts *o) {
-        key_serial_t ring = open_ring(o);
-        if (ring < 0)
-                return 1;
+        key_serial_t ring = find_keyring(o->keyring);
+        /* Like nfsidmap: nothing to clear is success, said only with -v. */
+        if (ring < 0) {
+                if (o->verbose)
+                        logmsg(LOG_ERR, "'%s' keyring was not found.", o->keyring);
+                return 0;
+        }
         if (keyctl_clear(ring) < 0) {
                 logmsg(LOG_ERR, "keyctl_clear(0x%x) failed: %s", (unsigned) ring, strerror(errno));
                 return 1;
