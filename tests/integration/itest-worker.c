@@ -218,14 +218,30 @@ static int64_t now_ms(void) {
         return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- functions run in the worker ---- */
+/* ---- functions run in the worker ----
+ * They run in a fork()ed copy of this (multithreaded) test, so they are fork-safe as the API
+ * asks: no malloc in the ones used while other threads run (dprintf() would allocate a FILE
+ * buffer, and ASan's allocator, which GCC 12's libasan does not make fork-safe, then deadlocks
+ * in the child if another thread held its lock at fork()), only stack buffers and system
+ * calls. fn_list_fds uses opendir() and only runs while the test is single-threaded. */
+
+__attribute__((format(printf, 2, 3)))
+static void reply_printf(int fd, const char *fmt, ...) {
+        char buf[4096];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                (void) !write(fd, buf, (size_t) n < sizeof(buf) ? (size_t) n : sizeof(buf) - 1);
+}
 
 static int fn_ns_inodes(int fd, void *userdata) {
         struct stat net, pid;
         (void) userdata;
         if (stat("/proc/self/ns/net", &net) < 0 || stat("/proc/self/ns/pid", &pid) < 0)
                 return -errno;
-        dprintf(fd, "net=%llu pid=%llu getpid=%d", (unsigned long long) net.st_ino,
+        reply_printf(fd, "net=%llu pid=%llu getpid=%d", (unsigned long long) net.st_ino,
                 (unsigned long long) pid.st_ino, (int) getpid());
         return 0;
 }
@@ -250,7 +266,7 @@ static int fn_identity_and_passwd(int fd, void *userdata) {
         if (f < 0)
                 return -errno;
         close(f);
-        dprintf(fd, "uid=%d gid=%d\n%s", (int) getuid(), (int) getgid(), buf);
+        reply_printf(fd, "uid=%d gid=%d\n%s", (int) getuid(), (int) getgid(), buf);
         return 0;
 }
 
@@ -283,8 +299,8 @@ static int fn_status(int fd, void *userdata) {
         for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
                 for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                         if (strncmp(line, keys[i], strlen(keys[i])) == 0)
-                                dprintf(fd, "%s\n", line);
-        dprintf(fd, "dumpable:\t%d\nsession_leader:\t%d\n", prctl(PR_GET_DUMPABLE),
+                                reply_printf(fd, "%s\n", line);
+        reply_printf(fd, "dumpable:\t%d\nsession_leader:\t%d\n", prctl(PR_GET_DUMPABLE),
                 getsid(0) == getpid());
         return 0;
 }
@@ -303,7 +319,7 @@ static int fn_list_fds(int fd, void *userdata) {
                 ssize_t n = readlink(path, target, sizeof(target) - 1);
                 if (n > 0)
                         target[n] = 0;
-                dprintf(fd, "%s %s\n", e->d_name, target);
+                reply_printf(fd, "%s %s\n", e->d_name, target);
         }
         closedir(d);
         return 0;
@@ -340,7 +356,7 @@ static int fn_write_forever(int fd, void *userdata) {
 
 static int fn_return(int fd, void *userdata) {
         (void) fd;
-        dprintf(fd, "partial reply");
+        reply_printf(fd, "partial reply");
         return *(int *) userdata;
 }
 
@@ -367,7 +383,7 @@ static int fn_mount_tmpfs(int fd, void *userdata) {
         if (f < 0)
                 return -errno;
         close(f);
-        dprintf(fd, "mounted");
+        reply_printf(fd, "mounted");
         return 0;
 }
 
@@ -856,10 +872,13 @@ static void *worker_thread(void *userdata) {
         snprintf(expect, sizeof(expect), "net=%llu ", (unsigned long long) a->expect_net);
         for (int i = 0; i < 20; i++) {
                 char *reply = NULL;
-                if (nsid_worker_run(a->p, NSID_NS_MASK(NSID_NS_NET), 0, 10000, fn_ns_inodes,
-                                    NULL, 4096, &reply, NULL) < 0 ||
-                    strncmp(reply, expect, strlen(expect)) != 0)
+                int r = nsid_worker_run(a->p, NSID_NS_MASK(NSID_NS_NET), 0, 10000, fn_ns_inodes,
+                                        NULL, 4096, &reply, NULL);
+                if (r < 0 || strncmp(reply, expect, strlen(expect)) != 0) {
+                        fprintf(stderr, "worker run %d: %s, reply \"%s\"\n", i, strerror(-r),
+                                reply ? reply : "");
                         a->failures++;
+                }
                 free(reply);
         }
         return NULL;
