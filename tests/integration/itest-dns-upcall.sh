@@ -1,0 +1,158 @@
+#!/bin/bash
+# nsid-idmap dns: the dns_resolver upcall resolved in the REQUESTER's network namespace with
+# ITS resolv.conf and hosts file, through the real request-key path (dns_resolver is built
+# into this kernel; its keys are tagged with the requester's netns).
+#
+# Two "containers" (a network namespace each, loopback up, dnsmasq on their own
+# 127.0.0.1:53 answering svc.example.test differently, and a mount namespace whose
+# /etc/resolv.conf says "nameserver 127.0.0.1" and whose /etc/hosts has its own names). A
+# temporary rule for "*.example.test" (fewer wildcard skips than the system's
+# "create dns_resolver * * /sbin/key.dns_resolver %k", so it wins; nothing is changed in
+# /etc/request-key.conf) routes these names to nsid-idmap dns. Everything is removed by a
+# trap, dnsmasq processes killed by their pid files.
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+bin=$(realpath "$build/idmapd/nsid-idmap")
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+for c in keyctl dnsmasq ip unshare python3; do
+        command -v $c >/dev/null || { echo "FAIL: $c missing"; exit 1; }
+done
+grep -q " keyring   .dns_resolver" /proc/keys || grep -q dns_resolver /proc/key-users 2>/dev/null ||
+        echo "note: no .dns_resolver keyring seen; the kernel may lack dns_resolver" >&2
+
+T=$(mktemp -d /tmp/nsid-itest-dns.XXXXXX)
+chmod 755 "$T"
+tag="nsidt$$"
+rule="/etc/request-key.d/nsid-test-dns-$tag.conf"
+pids=()
+rings=()
+cleanup() {
+        rm -f "$rule"
+        for r in "${rings[@]}"; do keyctl unlink "$r" @u >/dev/null 2>&1 || true; done
+        for f in "$T"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        for n in c1 c2 c3; do ip netns del "$tag-$n" 2>/dev/null || true; done
+        rm -rf "$T"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+
+mkc() { # name answer-ip
+        ip netns add "$tag-$1"
+        ip -n "$tag-$1" link set lo up
+        echo "nameserver 127.0.0.1" >"$T/$1-resolv.conf"
+        printf '127.0.0.1 localhost\n192.0.2.50 files.example.test\n192.0.2.51 multi.example.test\n2001:db8::51 multi.example.test\n# %s\n' "$1" >"$T/$1-hosts"
+        if [ -n "${2:-}" ]; then
+                ip netns exec "$tag-$1" dnsmasq --conf-file=/dev/null --no-resolv --no-hosts \
+                        --address=/svc.example.test/"$2" --address=/nx.example.test/ \
+                        --port 53 --listen-address 127.0.0.1 --bind-interfaces \
+                        --pid-file="$T/$1.pid" --user=root
+        fi
+}
+mkc c1 192.0.2.7
+mkc c2 192.0.2.8
+mkc c3 # its "DNS server" swallows queries: the lookup must stay bounded
+ip netns exec "$tag-c3" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM); t.bind(("127.0.0.1", 53)); t.listen(8)
+time.sleep(300)' &
+pids+=($!)
+sleep 0.5
+
+cat >"$T/wrap.sh" <<WRAP
+#!/bin/sh
+"$bin" "\$@"
+echo "exit=\$? \$*" >>"$T/status"
+WRAP
+chmod 755 "$T/wrap.sh"
+echo "create dns_resolver *.example.test * $T/wrap.sh --log-file=$T/log --dns-timeout=1500 dns %k" >"$rule"
+
+# in CONTAINER SESSION-SCRIPT ARGS...: run sh -c SCRIPT in the container's netns and a
+# mount namespace with its resolv.conf and hosts.
+in_c() {
+        local c=$1; shift
+        ip netns exec "$tag-$c" unshare -m sh -c '
+                mount --bind "$1" /etc/resolv.conf && mount --bind "$2" /etc/hosts || exit 1
+                shift 2; exec "$@"' _ "$T/$c-resolv.conf" "$T/$c-hosts" "$@"
+}
+# req [container|host] NAME OPTIONS -> payload (the kernel strips its NUL) or ERR:<message>
+req() {
+        local where=$1 name=$2 opts=$3
+        local s='k=$(keyctl request2 dns_resolver "$1" "$2" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"'
+        if [ "$where" = host ]; then
+                keyctl session - sh -c "$s" _ "$name" "$opts" 2>/dev/null | grep -v '^Joined' || true
+        else
+                in_c "$where" keyctl session - sh -c "$s" _ "$name" "$opts" 2>/dev/null | grep -v '^Joined' || true
+        fi
+}
+expect() { if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want '$3'"; fi; }
+
+expect "c1 svc.example.test" "$(req c1 svc.example.test "")" "192.0.2.7"
+expect "c2 svc.example.test" "$(req c2 svc.example.test "")" "192.0.2.8"
+c1net=$(ip netns exec "$tag-c1" readlink /proc/self/ns/net | tr -dc 0-9)
+grep "svc.example.test -> 192.0.2.7 (DNS" "$T/log" | grep -q "net:\[$c1net\] " &&
+        pass "log: answer from c1's DNS, requester in c1's netns net:[$c1net]" ||
+        fail "no log line naming c1's netns $c1net: $(cat "$T/log")"
+h=$(req host svc.example.test "")
+case "$h" in *192.0.2.7* | *192.0.2.8*) fail "the host got a container's answer: $h" ;;
+*) pass "host svc.example.test does not get a container's answer: $h" ;; esac
+
+# Are keys per netns? Each request above, from its own session keyring, got its own answer.
+# But a keyring searched by BOTH requesters: c1 asks first, then c2 asks the same
+# description. Observed on 6.18: c2 is served c1's key without any upcall, because
+# dns_resolver lookups iterate (dns_resolver_match_preparse -> KEYRING_SEARCH_LOOKUP_ITERATE)
+# and keyring_search_iterator() compares type and description only, never the netns domain
+# tag. Reported (not asserted) so that a kernel that changes it is noticed in the output.
+ring=$(keyctl newring "nsidtest-shared-$tag" @u)
+keyctl setperm "$ring" 0x3f3f0000 # let the requesters (same uid, not possessors) link it
+rings+=("$ring")
+for c in c1 c2; do
+        in_c $c keyctl session - sh -c 'keyctl link "$1" @s && k=$(keyctl request2 dns_resolver svc.example.test "" "$1") && keyctl pipe $k >"$2/shared-$3"' _ "$ring" "$T" "$c" >/dev/null 2>&1 ||
+                fail "$c: request through the shared keyring failed"
+done
+s1=$(cat "$T/shared-c1" 2>/dev/null || true) s2=$(cat "$T/shared-c2" 2>/dev/null || true)
+expect "shared keyring: c1 (asked first) gets its own answer" "$s1" "192.0.2.7"
+case "$s2" in
+192.0.2.8) echo "note: shared keyring: c2 got its own answer (netns-isolated lookups)" ;;
+192.0.2.7) echo "note: shared keyring: c2 was served c1's key (lookups are NOT netns-isolated on this kernel)" ;;
+*) fail "shared keyring: c2 got '$s2'" ;;
+esac
+
+# The container's own hosts file (never the host's), and the callout options.
+expect "c1 hosts-file name" "$(req c1 files.example.test "")" "192.0.2.50"
+expect "legacy (no options): first IPv4 only" "$(req c1 multi.example.test "")" "192.0.2.51"
+expect "list" "$(req c1 multi.example.test "list")" "192.0.2.51,2001:db8::51"
+expect "ipv6" "$(req c1 multi.example.test "ipv6")" "2001:db8::51"
+expect "ipv4 list" "$(req c1 multi.example.test "ipv4 list")" "192.0.2.51"
+h=$(req host files.example.test "")
+case "$h" in *192.0.2.50*) fail "host resolved the container's hosts-file name: $h" ;; *) pass "host does not see c1's hosts file: $h" ;; esac
+
+# Timeout of a positive key: the DNS TTL (dnsmasq gives 0) bounded below by 5 s.
+exp=$(in_c c1 keyctl session - sh -c 'k=$(keyctl request2 dns_resolver svc.example.test "" @s); grep "$(printf %08x "$k")" /proc/keys' 2>/dev/null | awk '{print $4}')
+expect "positive key timeout (TTL 0 -> lower bound)" "$exp" "5s"
+
+# Failures: negative keys carrying the DNS error.
+r=$(req c1 nx.example.test "")
+expect "NXDOMAIN" "$r" "ERR:request_key: No data available"
+grep -q "nx.example.test: .*negative key (No data available) for 60s" "$T/log" && pass "NXDOMAIN logged" || fail "NXDOMAIN log: $(tail -n 2 "$T/log")"
+start=$(date +%s%N)
+r=$(req c3 svc.example.test "")
+ms=$((($(date +%s%N) - start) / 1000000))
+case "$r" in ERR:*) ;; *) fail "silent server: got '$r'" ;; esac
+[ "$ms" -lt 4000 ] && pass "silent DNS server: '$r' after ${ms} ms (bound 1500 ms + process start)" || fail "silent server took ${ms} ms"
+
+# Hostile requests (from the container: request_key(2) is open to any process).
+: >"$T/status"
+expect "invalid name" "$(req c1 'bad..example.test' "")" "ERR:request_key: Key was rejected by service"
+expect "unsupported query type" "$(req c1 'afsdb:x.example.test' "")" "ERR:request_key: Operation not supported"
+expect "option with a comma" "$(req c1 svc.example.test "ipv4,list")" "ERR:request_key: Key was rejected by service"
+n=$(grep -c '^exit=1 ' "$T/status" || true)
+expect "helper exit status 1 for the 3 rejected requests" "$n" "3"
+
+echo "--- log excerpt"
+head -n 3 "$T/log"
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all passed"
