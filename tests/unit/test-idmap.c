@@ -241,7 +241,7 @@ static void test_malformed(void **state) {
                 "a b c",
                 "0,1000,1",
                 "0 1000 1\x01",                /* control byte */
-                "0 1000 \xa0" "1",             /* Latin-1 nbsp (the kernel's isspace has it) */
+                "0 1000 \2401",                 /* Latin-1 nbsp (the kernel's isspace has it) */
                 "4294967296 0 1",              /* above 2^32-1: kernel truncates, we refuse */
                 "0 4294967296 1",
                 "0 0 4294967296",
