@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* /proc/keys text (descriptions in it are chosen by any process that adds a key) and the
+ * .request_key_auth description. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nsid/keyring.h>
+
+#define CHECK(x)                                                                               \
+        do {                                                                                   \
+                if (!(x))                                                                      \
+                        abort();                                                               \
+        } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        const char *s = (const char *) data, *end = s + size;
+        nsid_proc_keys_entry e;
+        int32_t target;
+        pid_t pid;
+        size_t ci;
+
+        if (size > 1024 * 1024)
+                return 0;
+        for (const char *p = s; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t l = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                if (nsid_proc_keys_parse_line(p, l, &e) == 0) {
+                        CHECK(e.serial > 0);
+                        CHECK(strlen(e.type) > 0 && strlen(e.type) <= 9);
+                        CHECK(e.description >= p && e.description + e.description_len <= p + l);
+                        CHECK(nsid_proc_keys_find(s, size, e.serial, &e) == 0);
+                        if (nsid_reqkey_auth_parse(e.description, e.description_len, &target,
+                                                   &pid, &ci) == 0)
+                                CHECK(target > 0 && pid > 0);
+                }
+                p += l + (nl ? 1 : 0);
+        }
+        if (nsid_reqkey_auth_parse(s, size, &target, &pid, &ci) == 0)
+                CHECK(target > 0 && pid > 0 && ci <= 1024 * 1024);
+        return 0;
+}
