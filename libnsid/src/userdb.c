@@ -19,13 +19,14 @@
 #include "parse-util.h"
 #include "userdb-internal.h"
 
+/* 20 bytes: a hostile file of many tiny lines costs a few times its size, not tens. */
 typedef struct entry {
-        const char *name; /* NUL-terminated, inside table.text */
-        uint32_t name_len;
+        uint32_t name_off; /* NUL-terminated name at table.text + name_off */
         uint32_t id;
         uint32_t gid; /* passwd: the primary group */
         uint32_t hash;
-        bool duplicate; /* its name came earlier: not in the tables */
+        uint8_t name_len; /* <= NSID_USERDB_NAME_MAX */
+        bool duplicate;   /* its name came earlier: not in the tables */
 } entry;
 
 /*
@@ -34,16 +35,11 @@ typedef struct entry {
  * quadratic load); ids through a sorted array (stable radix sort, so among entries sharing an
  * id the first line comes first) searched by bisection. Both are built in linear time.
  */
-typedef struct slot {
-        uint32_t idx1; /* index+1 into e, 0 = empty */
-        uint32_t hash; /* the entry's hash, so that probing rarely touches entries */
-} slot;
-
 typedef struct table {
         char *text;        /* private copy of the file; names are cut out of it in place */
         entry *e;          /* file order, duplicates included (flagged) */
         size_t n;          /* entries in e */
-        slot *slots;       /* size mask+1 */
+        uint32_t *slots;   /* index+1 into e, 0 = empty; mask+1 of them */
         size_t mask;
         uint32_t *ids;     /* sorted ids of the non-duplicate entries */
         uint32_t *id_idx;  /* the entry index of each ids[] */
@@ -231,7 +227,8 @@ static void table_done(table *t) {
 /* Parse one line (without its '\n'; it may be modified: the name is NUL-terminated in
  * place). Returns 1 for an entry, 0 for a comment or blank line, -EINVAL for an invalid
  * line. */
-static int parse_line(nsid_userdb_file which, char *s, size_t len, entry *ret) {
+static int parse_line(nsid_userdb_file which, const char *base, char *s, size_t len,
+                      entry *ret) {
         const char *field[7];
         size_t flen[7];
         unsigned nf = which == NSID_USERDB_PASSWD ? 7 : 4, k = 0;
@@ -270,13 +267,19 @@ static int parse_line(nsid_userdb_file which, char *s, size_t len, entry *ret) {
                 ret->gid = ret->id;
 
         s[flen[0]] = '\0'; /* the ':' after the name */
-        ret->name = s;
-        ret->name_len = (uint32_t) flen[0];
+        ret->name_off = (uint32_t) (s - base);
+        ret->name_len = (uint8_t) flen[0];
         return 1;
 }
 
-static bool entry_is(const entry *e, const char *name, size_t len, uint32_t hash) {
-        return e->hash == hash && e->name_len == len && memcmp(e->name, name, len) == 0;
+static const char *entry_name(const table *t, const entry *e) {
+        return t->text + e->name_off;
+}
+
+static bool entry_is(const table *t, const entry *e, const char *name, size_t len,
+                     uint32_t hash) {
+        return e->hash == hash && e->name_len == len &&
+               memcmp(entry_name(t, e), name, len) == 0;
 }
 
 /* Build the name table, flagging later lines of a name as duplicates. */
@@ -284,7 +287,7 @@ static int table_index_names(table *t) {
         size_t size = 16;
         while (size < t->n * 2)
                 size *= 2;
-        t->slots = calloc(size, sizeof(slot));
+        t->slots = calloc(size, sizeof(uint32_t));
         if (!t->slots)
                 return -ENOMEM;
         t->mask = size - 1;
@@ -292,13 +295,12 @@ static int table_index_names(table *t) {
                 entry *e = &t->e[i];
                 size_t s = e->hash & t->mask;
                 for (;;) {
-                        uint32_t v = t->slots[s].idx1;
+                        uint32_t v = t->slots[s];
                         if (v == 0) {
-                                t->slots[s] = (slot) { .idx1 = (uint32_t) i + 1, .hash = e->hash };
+                                t->slots[s] = (uint32_t) i + 1;
                                 break;
                         }
-                        if (t->slots[s].hash == e->hash &&
-                            entry_is(&t->e[v - 1], e->name, e->name_len, e->hash)) {
+                        if (entry_is(t, &t->e[v - 1], entry_name(t, e), e->name_len, e->hash)) {
                                 e->duplicate = true;
                                 t->counts.duplicates++;
                                 break;
@@ -377,7 +379,7 @@ static int table_parse(table *t, nsid_userdb_file which, const char *text, size_
                         t->counts.invalid++;
                         continue;
                 }
-                r = parse_line(which, s, len, &e);
+                r = parse_line(which, t->text, s, len, &e);
                 if (r == 0)
                         continue;
                 if (r < 0) {
@@ -394,7 +396,7 @@ static int table_parse(table *t, nsid_userdb_file which, const char *text, size_
                         t->e = ne;
                         cap = ncap;
                 }
-                e.hash = (uint32_t) siphash24(e.name, e.name_len, t->key);
+                e.hash = (uint32_t) siphash24(entry_name(t, &e), e.name_len, t->key);
                 t->e[t->n++] = e;
         }
 
@@ -441,6 +443,9 @@ _public_ int nsid_userdb_parse(const char *passwd_text, size_t passwd_size,
         assert_return(passwd_text || passwd_size == 0, -EINVAL);
         assert_return(group_text || group_size == 0, -EINVAL);
         assert_return(ret, -EINVAL);
+        /* Offsets into the text are 32-bit. */
+        if (passwd_size >= UINT32_MAX || group_size >= UINT32_MAX)
+                return -EFBIG;
 
         db = userdb_new();
         if (!db)
@@ -634,10 +639,10 @@ static const entry *find_name(const table *t, const char *name) {
                 return NULL;
         uint32_t hash = (uint32_t) siphash24(name, len, t->key);
         for (size_t s = hash & t->mask;; s = (s + 1) & t->mask) {
-                uint32_t v = t->slots[s].idx1;
+                uint32_t v = t->slots[s];
                 if (v == 0)
                         return NULL;
-                if (t->slots[s].hash == hash && entry_is(&t->e[v - 1], name, len, hash))
+                if (entry_is(t, &t->e[v - 1], name, len, hash))
                         return &t->e[v - 1];
         }
 }
@@ -677,10 +682,11 @@ _public_ int nsid_userdb_user_by_uid(const nsid_userdb *db, uint32_t uid, const 
         assert_return(db, -EINVAL);
         assert_return(ret_name, -EINVAL);
 
-        const entry *e = find_id(&db->t[NSID_USERDB_PASSWD], uid);
+        const table *t = &db->t[NSID_USERDB_PASSWD];
+        const entry *e = find_id(t, uid);
         if (!e)
                 return -ENOENT;
-        *ret_name = e->name;
+        *ret_name = entry_name(t, e);
         if (ret_gid)
                 *ret_gid = e->gid;
         return 0;
@@ -704,10 +710,11 @@ _public_ int nsid_userdb_group_by_gid(const nsid_userdb *db, uint32_t gid,
         assert_return(db, -EINVAL);
         assert_return(ret_name, -EINVAL);
 
-        const entry *e = find_id(&db->t[NSID_USERDB_GROUP], gid);
+        const table *t = &db->t[NSID_USERDB_GROUP];
+        const entry *e = find_id(t, gid);
         if (!e)
                 return -ENOENT;
-        *ret_name = e->name;
+        *ret_name = entry_name(t, e);
         return 0;
 }
 

@@ -53,7 +53,9 @@ extern "C" {
 #define NSID_USERDB_LINE_MAX (64u * 1024u)
 /* Longest accepted name in bytes (IDMAP_NAMESZ 128 with its NUL). */
 #define NSID_USERDB_NAME_MAX 127u
-/* Size cap for each of passwd and group when loading (100,000 real-looking entries fit). */
+/* Size cap for each of passwd and group when loading (100,000 real-looking entries fit).
+ * Memory stays within about 5x the text: a 16 MiB file of 1.1 million tiny lines costs about
+ * 72 MiB while parsed and 250 ms; 100,000 ordinary entries (6 MiB) about 20 ms. */
 #define NSID_USERDB_FILE_MAX (16u * 1024u * 1024u)
 
 typedef enum nsid_userdb_file {
@@ -72,7 +74,7 @@ typedef struct nsid_userdb_counts {
 typedef struct nsid_userdb nsid_userdb;
 
 /* Parse passwd and group text (group_text may be NULL: no group file). The texts need not be
- * NUL-terminated. */
+ * NUL-terminated; -EFBIG for texts of 4 GiB or more. */
 NSID_API_WARN_UNUSED int nsid_userdb_parse(const char *passwd_text, size_t passwd_size,
                                            const char *group_text, size_t group_size,
                                            nsid_userdb **ret);
