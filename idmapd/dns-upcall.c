@@ -215,6 +215,8 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                        log_escape(serial_s, strlen(serial_s), esc, sizeof(esc)), strerror(-r));
                 return 1;
         }
+        /* c-ares is bounded by dns_total_ms; this catches anything else. */
+        watchdog_arm(key, o->dns_total_ms / 1000u + 5u, 1, EAGAIN);
         if (keyctl_describe_alloc(key, &d) < 0) {
                 logmsg(LOG_ERR, "dns: key %d: cannot describe it: %s", key, strerror(errno));
                 key_reject(key, 1, EKEYREJECTED);

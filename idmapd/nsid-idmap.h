@@ -67,6 +67,11 @@ int key_reject(key_serial_t key, unsigned timeout, int error);
 /* Set the timeout (while we still hold the authority), then instantiate. -errno. */
 int key_answer(key_serial_t key, const void *payload, size_t len, unsigned timeout);
 
+/* Reject key with `error` (negative timeout neg_timeout) and exit 1 if the helper is still
+ * running after `seconds` (SIGALRM). */
+void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int error);
+#define IDMAP_MAX_SECONDS 20u /* whole id_resolver upcall */
+
 /* The three modes. Each returns the exit status. */
 int idmap_upcall(const idmap_opts *o, const char *serial, const char *desc);
 int dns_upcall(const idmap_opts *o, const char *serial);

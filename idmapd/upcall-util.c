@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -313,4 +315,33 @@ const char *requester_describe(const requester *r, int find_error, char *buf, si
                  r->user_initial == 1 ? "(host)" : "", (unsigned long long) r->mnt_ino,
                  r->mnt_initial == 1 ? "(host)" : "");
         return buf;
+}
+
+/* The watchdog: whatever hangs (an LDAP server behind libnfsidmap, a stuck resolver), the
+ * request ends with a rejection when the time is up. Only async-signal-safe calls. */
+static volatile sig_atomic_t watchdog_key;
+static volatile sig_atomic_t watchdog_error;
+static volatile sig_atomic_t watchdog_timeout;
+
+static void watchdog_fired(int sig) {
+        static const char msg[] = "time limit reached; rejecting the key\n";
+        if (watchdog_key > 0)
+                (void) syscall(SYS_keyctl, KEYCTL_REJECT, (long) watchdog_key,
+                               (long) watchdog_timeout, (long) watchdog_error, 0L);
+        if (log_fd >= 0)
+                (void) !write(log_fd, msg, sizeof(msg) - 1);
+        if (log_stderr)
+                (void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        /* (no syslog(): not async-signal-safe) */
+        _exit(1);
+}
+
+void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int error) {
+        struct sigaction sa = { .sa_handler = watchdog_fired };
+        watchdog_key = key;
+        watchdog_error = error;
+        watchdog_timeout = (sig_atomic_t) neg_timeout;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        alarm(seconds);
 }
