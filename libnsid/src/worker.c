@@ -756,6 +756,19 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
                 }
         ctx.fork_pid = seen & NSID_NS_MASK(NSID_NS_PID);
 
-        return worker_spawn(&ctx, "namespace handles", timeout_ms, max_reply, ret_reply,
-                            ret_size);
+        /* For log messages: "namespaces net:[4026532438] user:[...]". */
+        char what[160] = "namespaces";
+        size_t len = strlen(what);
+        for (size_t i = 0; i < n && len < sizeof(what); i++) {
+                nsid_ns_id id = {};
+                (void) nsid_ns_get_id(ns[i], &id);
+                int k = snprintf(what + len, sizeof(what) - len, " %s:[%llu]",
+                                 nsid_ns_type_name(nsid_ns_get_type(ns[i])),
+                                 (unsigned long long) id.ino);
+                if (k < 0)
+                        break;
+                len += (size_t) k;
+        }
+
+        return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
 }

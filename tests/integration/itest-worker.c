@@ -25,11 +25,13 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "nsid/log.h"
 #include "nsid/ns.h"
 #include "nsid/worker.h"
 
@@ -38,6 +40,13 @@
 
 static char tmpdir[] = "/tmp/nsid-itest-worker-XXXXXX";
 static char passwd_path[300], croot_path[300], shared_dir[300];
+
+static char last_log[2048];
+static void log_capture(int priority, const char *message, void *userdata) {
+        (void) priority;
+        (void) userdata;
+        snprintf(last_log, sizeof(last_log), "%s", message);
+}
 
 /* ---- targets ---- */
 
@@ -521,6 +530,28 @@ static void test_user_mnt(void **state) {
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_uid, 0);
         assert_int_equal(unlink(path), 0);
+
+        /* A setup step that fails in the child comes back as its exact errno, and the log
+         * names the step: after joining the container's user namespace, the host's network
+         * namespace (owned by the initial user namespace) can no longer be joined. */
+        nsid_proc *self = NULL;
+        nsid_ns *hostnet = NULL;
+        assert_int_equal(nsid_proc_open_self(&self), 0);
+        assert_int_equal(nsid_proc_open_ns(self, NSID_NS_NET, &hostnet), 0);
+        nsid_ns_unref(ns[0]);
+        ns[0] = hostnet;
+        last_log[0] = 0;
+        nsid_log_set_handler(log_capture, NULL);
+        nsid_log_set_max_priority(LOG_DEBUG);
+        reply = (char *) 0x1;
+        assert_int_equal(nsid_worker_run_ns(ns, 2, 0, 5000, fn_identity_and_passwd, NULL, 8192,
+                                            &reply, NULL),
+                         -EPERM);
+        assert_ptr_equal(reply, (char *) 0x1);
+        assert_non_null(strstr(last_log, "setns()"));
+        assert_non_null(strstr(last_log, "net:["));
+        nsid_log_set_handler(NULL, NULL);
+        nsid_proc_unref(self);
 
         nsid_ns_unref(ns[0]);
         nsid_ns_unref(ns[1]);

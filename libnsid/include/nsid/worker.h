@@ -48,7 +48,8 @@ extern "C" {
  * SIGCHLD to SIG_IGN or reaps with waitpid(-1)), -ENOMEM, -EMFILE, -EAGAIN (fork).
  *
  * Caveats: fn runs in a fork()ed copy of the caller without exec(): it must be fork-safe
- * (glibc's malloc is; locks held by other threads of the caller are not released). The
+ * (glibc's malloc is; locks held by other threads of the caller are not released), and it
+ * must return rather than call exit() (which would run the caller's atexit handlers). The
  * library itself calls only async-signal-safe functions in the child before fn, and the child
  * ends with _exit() (no atexit handlers, no flush of inherited stdio buffers). Processes that
  * fn starts and leaves running are not waited for. A worker stuck in an uninterruptible sleep
