@@ -219,14 +219,14 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         watchdog_arm(key, o->dns_total_ms / 1000u + 5u, 1, EAGAIN);
         if (keyctl_describe_alloc(key, &d) < 0) {
                 logmsg(LOG_ERR, "dns: key %d: cannot describe it: %s", key, strerror(errno));
-                key_reject(key, 1, EKEYREJECTED);
+                key_reject(key, DNS_INVALID_TTL, EKEYREJECTED);
                 return 1;
         }
         if (nsid_key_describe_parse(d, strlen(d), &kd) < 0 || kd.type_len != 12 ||
             memcmp(kd.type, "dns_resolver", 12) != 0) {
                 logmsg(LOG_ERR, "dns: key %d: rejected: not a dns_resolver key (\"%s\")", key,
                        log_escape(d, strlen(d), esc, sizeof(esc)));
-                key_reject(key, 1, EKEYREJECTED);
+                key_reject(key, DNS_INVALID_TTL, EKEYREJECTED);
                 goto out;
         }
         log_escape(kd.description, kd.description_len, esc, sizeof(esc));
@@ -234,7 +234,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         if (callout_len < 0) {
                 logmsg(LOG_ERR, "dns: key %d (%s): cannot read the callout info: %s", key, esc,
                        strerror(errno));
-                key_reject(key, 1, EKEYREJECTED);
+                key_reject(key, DNS_INVALID_TTL, EKEYREJECTED);
                 goto out;
         }
         r = nsid_dns_request_parse(kd.description, kd.description_len, callout,
@@ -244,7 +244,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_ERR, "dns: key %d: rejected: %s request \"%s\" (options \"%s\")",
                        key, r == -EOPNOTSUPP ? "unsupported query type in" : "invalid", esc,
                        log_escape(callout, (size_t) callout_len, cesc, sizeof(cesc)));
-                key_reject(key, r == -EOPNOTSUPP ? 60 : 1,
+                key_reject(key, r == -EOPNOTSUPP ? 60 : DNS_INVALID_TTL,
                            r == -EOPNOTSUPP ? EOPNOTSUPP : EKEYREJECTED);
                 goto out;
         }
@@ -254,7 +254,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         if (r < 0) {
                 /* Without the requester there is no namespace to resolve in. */
                 logmsg(LOG_ERR, "dns: key %d: %s: %s; rejected", key, esc, who);
-                key_reject(key, 1, ESRCH);
+                key_reject(key, DNS_INVALID_TTL, ESRCH);
                 goto out;
         }
 

@@ -21,6 +21,9 @@
 #define DNS_MAX_TTL 3600u
 #define DNS_HOSTS_TTL 600u /* answers from the container's /etc/hosts */
 #define DNS_MAX_ADDRS 64u
+/* Negative timeout of invalid requests. Not 1 s: the kernel reports ENOKEY instead of the
+ * rejection error when the negative key has already expired as the helper exits. */
+#define DNS_INVALID_TTL 5u
 
 typedef struct idmap_opts {
         int verbose;

@@ -32,7 +32,7 @@ cleanup() {
         for f in "$T"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
         for n in c1 c2 c3; do ip netns del "$tag-$n" 2>/dev/null || true; done
-        rm -rf "$T"
+        [ -n "${KEEP_T:-}" ] && echo "kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
 fails=0
@@ -64,7 +64,8 @@ sleep 0.5
 
 cat >"$T/wrap.sh" <<WRAP
 #!/bin/sh
-"$bin" "\$@"
+# (sanitizer builds: reports go to files the test checks)
+ASAN_OPTIONS=log_path=$T/asan UBSAN_OPTIONS=log_path=$T/ubsan:print_stacktrace=1 "$bin" "\$@"
 echo "exit=\$? \$*" >>"$T/status"
 WRAP
 chmod 755 "$T/wrap.sh"
@@ -152,6 +153,11 @@ expect "option with a comma" "$(req c1 svc.example.test "ipv4,list")" "ERR:reque
 n=$(grep -c '^exit=1 ' "$T/status" || true)
 expect "helper exit status 1 for the 3 rejected requests" "$n" "3"
 
+if ls "$T"/asan.* "$T"/ubsan.* >/dev/null 2>&1; then
+        fail "sanitizer reports from the helper:"; cat "$T"/asan.* "$T"/ubsan.* 2>/dev/null | head -n 40
+else
+        pass "no sanitizer report from the helper"
+fi
 echo "--- log excerpt"
 head -n 3 "$T/log"
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -59,7 +59,8 @@ CONF
 # Records the helper's exit status (request-key does not report it).
 cat >"$T/wrap.sh" <<WRAP
 #!/bin/sh
-"$bin" "\$@"
+# (sanitizer builds: reports go to files the test checks)
+ASAN_OPTIONS=log_path=$T/asan UBSAN_OPTIONS=log_path=$T/ubsan:print_stacktrace=1 "$bin" "\$@"
 echo "exit=\$? \$*" >>"$T/status"
 WRAP
 chmod 755 "$T/wrap.sh"
@@ -150,6 +151,11 @@ echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: -t notanumber %k %d" 
 r=$(req_host uid:bin@example.test)
 case "$r" in *rejected*) pass "bad -t: key rejected" ;; *) fail "bad -t: got '$r'" ;; esac
 
+if ls "$T"/asan.* "$T"/ubsan.* >/dev/null 2>&1; then
+        fail "sanitizer reports from the helper:"; cat "$T"/asan.* "$T"/ubsan.* 2>/dev/null | head -n 40
+else
+        pass "no sanitizer report from the helper"
+fi
 echo "--- log excerpt"
 head -n 3 "$T/log"
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
