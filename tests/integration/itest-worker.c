@@ -889,6 +889,31 @@ static void test_args(void **state) {
         nsid_proc_unref(self);
 }
 
+/* A program that sets SIGCHLD to SIG_IGN has its children reaped by the kernel: the worker
+ * cannot get fn's status and says so (-ECHILD) instead of guessing; nothing hangs. Checked
+ * in a child process so the disposition does not leak into the other tests. */
+static void test_sigchld_ignored(void **state) {
+        (void) state;
+        struct holder h = spawn_holder(CLONE_NEWNET, 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                nsid_proc *p = NULL;
+                char *reply = NULL;
+                signal(SIGCHLD, SIG_IGN);
+                if (nsid_proc_open(h.pid, &p) < 0)
+                        _exit(2);
+                int r = nsid_worker_run(p, NSID_NS_MASK(NSID_NS_NET), 0, 5000, fn_ns_inodes, NULL,
+                                        4096, &reply, NULL);
+                _exit(r == -ECHILD ? 0 : 3);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        holder_kill(&h);
+}
+
 /* Many workers at once from several threads, while other threads allocate: every run gets
  * its own answer, nothing deadlocks, nothing leaks. */
 struct thread_arg {
@@ -964,6 +989,7 @@ int main(void) {
                 cmocka_unit_test(test_target_gone),
                 cmocka_unit_test(test_unshare_mnt),
                 cmocka_unit_test(test_args),
+                cmocka_unit_test(test_sigchld_ignored),
                 cmocka_unit_test(test_threads),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

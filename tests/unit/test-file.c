@@ -22,7 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -37,6 +42,7 @@
 #include "nsid/log.h"
 
 #define SMALL_CAP 1000u
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define SHADOW_MARKER "CONTAINER-SHADOW-MARKER\n"
 #define PASSWD_C1 "root:x:0:0:container one:/root:/bin/sh\n"
 #define PASSWD_C2 "root:x:0:0:container two SECRET:/root:/bin/sh\n"
@@ -420,12 +426,43 @@ static void test_proc_self(void **state) {
         nsid_proc_unref(p);
 }
 
+/* A kernel without openat2 (simulated with a seccomp filter in a child): no unsafe fallback,
+ * a clear -ENOSYS. */
+static void test_no_openat2(void **state) {
+        (void) state;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sock_filter filter[] = {
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                };
+                struct sock_fprog prog = { .len = ELEMENTSOF(filter), .filter = filter };
+                char *data = NULL;
+                nsid_file_stat fst;
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                        _exit(2);
+                if (read_c1("etc/passwd", 0, &data, NULL) != -ENOSYS || data)
+                        _exit(3);
+                if (nsid_file_stat_in_root(root1, "etc/passwd", &fst) != -ENOSYS)
+                        _exit(4);
+                _exit(0);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_regular),     cmocka_unit_test(test_symlinks_stay_inside),
                 cmocka_unit_test(test_magic_links), cmocka_unit_test(test_not_regular),
                 cmocka_unit_test(test_sizes),       cmocka_unit_test(test_args),
-                cmocka_unit_test(test_proc_self),
+                cmocka_unit_test(test_proc_self),   cmocka_unit_test(test_no_openat2),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
