@@ -211,7 +211,7 @@ static const char *test_dir(void) {
         if (!d || !*d)
                 return NULL;
         if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
-                log_warning("NSID_TEST_SYSFS_NFS_CLIENT_DIR=%s: using a fake identifier file per "
+                log_info("NSID_TEST_SYSFS_NFS_CLIENT_DIR=%s: using a fake identifier file per "
                             "netns instead of the kernel's (test hook)",
                             d);
         return d;

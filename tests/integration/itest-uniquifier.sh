@@ -1,0 +1,317 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# nsid-uniquifier on real network namespaces (unshare, ip netns), a real SQLite registry, real
+# processes killed with SIGKILL, and real OCI/LXC hook inputs.
+#
+# FAKE: this host kernel has no nfs module, so /sys/fs/nfs/net/nfs_client/identifier cannot
+# exist. The program's test hook NSID_TEST_SYSFS_NFS_CLIENT_DIR makes its worker (which still
+# joins the target netns and mounts a private sysfs there) use DIR/<inode of the netns it
+# joined> with the kernel file's semantics instead. That the worker really joined the right
+# netns is checked by the file name. The real kernel file is exercised by the qemu lab
+# (tests/vm, scenarios identity-*).
+#
+# usage: itest-uniquifier.sh BUILD_DIR
+set -u
+
+B=${1:?usage: $0 BUILD_DIR}
+U=$B/uniquifier/nsid-uniquifier
+[ -x "$U" ] || { echo "Bail out! $U not built"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "Bail out! needs root"; exit 1; }
+command -v sqlite3 >/dev/null || { echo "Bail out! needs the sqlite3 CLI"; exit 1; }
+
+T=$(mktemp -d /tmp/itest-uniquifier.XXXXXX)
+NETNS_ADDED=()
+cleanup() {
+    # holders are started inside $(...) subshells: their pids are kept in a file
+    [ -f "$T/holders" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done < "$T/holders"
+    wait 2>/dev/null
+    for n in "${NETNS_ADDED[@]}"; do ip netns del "$n" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+export NSID_STATE_DIR=$T/state
+export NSID_TEST_SYSFS_NFS_CLIENT_DIR=$T/fake
+export NSID_MACHINE_ID_FILE=$T/machine-id
+mkdir -p "$T/fake"
+echo 00112233445566778899aabbccddeeff > "$T/machine-id"
+DB=$NSID_STATE_DIR/registry.db
+
+n=0
+failures=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failures=$((failures + 1)); echo "not ok $n - $*"; }
+check() { # check DESCRIPTION COMMAND...
+    local d=$1; shift
+    if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+# A process sleeping in a new netns; prints its pid (== the netns holder). Its output goes
+# nowhere, or the $(hold) that called it would wait for it forever.
+hold() {
+    unshare -n sleep 100000 </dev/null >/dev/null 2>&1 &
+    fresh $!
+}
+# Wait until pid $1 is in its new netns, then forget any fake identifier file left under that
+# inode number by an earlier, dead netns (the kernel starts every netns at "(null)"; inode
+# numbers are reused).
+fresh() {
+    local me; me=$(stat -L -c %i /proc/self/ns/net)
+    echo "$1" >> "$T/holders"
+    for _ in $(seq 200); do
+        i=$(stat -L -c %i "/proc/$1/ns/net" 2>/dev/null) && [ "$i" != "$me" ] && break
+        sleep 0.01
+    done
+    rm -f "$T/fake/$i"
+    echo "$1"
+}
+netns_ino() { stat -L -c %i "/proc/$1/ns/net"; }
+# Kill holders; their netns die, and so does the fake identifier file (as the kernel's would).
+unhold() {
+    for p in "$@"; do
+        rm -f "$T/fake/$(netns_ino "$p" 2>/dev/null)"
+        kill -9 "$p" 2>/dev/null
+    done
+}
+fake_of() { cat "$T/fake/$(netns_ino "$1")" 2>/dev/null; }
+q() { sqlite3 -batch -noheader "$DB" "$@"; }
+
+# -------------------------------------------------------------------------------------------
+echo "# 1. 200 concurrent set invocations on 200 network namespaces"
+pids=()
+for i in $(seq 1 200); do pids+=("$(hold)"); done
+sleep 0.5
+for i in $(seq 0 199); do
+    if [ $((i % 2)) = 0 ]; then
+        "$U" -q set --pid "${pids[$i]}" --container-id "ctr-$i" > "$T/out.$i" 2> "$T/err.$i" &
+    else
+        "$U" -q set --pid "${pids[$i]}" > "$T/out.$i" 2> "$T/err.$i" &
+    fi
+    echo $! > "$T/setpid.$i"
+done
+bad=0
+for i in $(seq 0 199); do
+    wait "$(cat "$T/setpid.$i")" || { bad=$((bad + 1)); echo "# set $i failed: $(cat "$T/err.$i")"; }
+done
+check "all 200 concurrent sets exit 0" [ "$bad" = 0 ]
+ids=$(for i in $(seq 0 199); do cut -d' ' -f1 "$T/out.$i"; done | sort -u | grep -c '^[0-9a-f]\{32\}$')
+check "200 distinct identities printed" [ "$ids" = 200 ]
+mismatch=0
+for i in $(seq 0 199); do
+    [ "$(fake_of "${pids[$i]}")" = "$(cut -d' ' -f1 "$T/out.$i")" ] || mismatch=$((mismatch + 1))
+done
+check "each netns's identifier file holds the identity printed for it" [ "$mismatch" = 0 ]
+check "container-id sources recorded" [ "$(cat "$T"/out.{0..198..2} | grep -c ' container-id set$')" = 100 ]
+check "keyless netns got random keys (they share the host's machine-id)" \
+    [ "$(cat "$T"/out.{1..199..2} | grep -c ' random set$')" = 100 ]
+check "registry integrity ok" [ "$(q 'PRAGMA integrity_check')" = ok ]
+check "registry has 200 bindings" [ "$(q 'SELECT count(*) FROM bindings')" = 200 ]
+check "registry: no identity twice" [ "$(q 'SELECT count(DISTINCT identity) FROM bindings')" = 200 ]
+check "registry: journal mode wal" [ "$(q 'PRAGMA journal_mode')" = wal ]
+check "registry file is 0600" [ "$(stat -c %a "$DB")" = 600 ]
+# a second run on a netns changes nothing
+out=$("$U" -q set --pid "${pids[0]}" --container-id ctr-0)
+check "set again: already-set, same identity" [ "$out" = "$(cut -d' ' -f1 "$T/out.0") container-id already-set" ]
+out=$("$U" -q set --pid "${pids[1]}")
+check "keyless set again reuses the recorded random key" [ "$out" = "$(cut -d' ' -f1 "$T/out.1") random already-set" ]
+unhold "${pids[@]}"
+
+# -------------------------------------------------------------------------------------------
+echo "# 2. stable across restarts; key, app and host secret all matter"
+a=$(hold); sleep 0.1
+id1=$("$U" -q set --pid "$a" --container-id web | cut -d' ' -f1)
+b=$(hold); sleep 0.1
+err=$("$U" set --pid "$b" --container-id web 2>&1 >/dev/null); rc=$?
+check "same key on a second live netns is refused (exit 1)" [ "$rc" = 1 ]
+check "... naming the reason" grep -q "already used by another live network namespace" <<<"$err"
+unhold "$a"; for _ in $(seq 100); do stat -L "/proc/$a/ns/net" >/dev/null 2>&1 || break; sleep 0.05; done
+c=$(hold); sleep 0.1
+id2=$("$U" -q set --pid "$c" --container-id web | cut -d' ' -f1)
+check "container restarted in a new netns gets the same identity" [ -n "$id1" -a "$id1" = "$id2" ]
+id3=$("$U" -q set --pid "$b" --container-id web2 | cut -d' ' -f1)
+check "a different key gives a different identity" [ -n "$id3" -a "$id3" != "$id1" ]
+d=$(hold); sleep 0.1
+id4=$("$U" -q --app smb set --pid "$d" --container-id web | cut -d' ' -f1)
+check "a different app gives a different identity" [ -n "$id4" -a "$id4" != "$id1" ]
+echo ffeeddccbbaa99887766554433221100 > "$T/machine-id2"
+id5=$(NSID_MACHINE_ID_FILE=$T/machine-id2 NSID_STATE_DIR=$T/state2 "$U" -q set --dry-run --pid "$c" --container-id web | cut -d' ' -f1)
+check "a different host secret gives a different identity" [ -n "$id5" -a "$id5" != "$id1" ]
+check "the host machine-id never appears in the registry" \
+    [ "$(q "SELECT count(*) FROM bindings WHERE key LIKE '%00112233445566778899aabbccddeeff%'")" = 0 ]
+! grep -rq 00112233445566778899aabbccddeeff "$T/fake" "$NSID_STATE_DIR"
+check "the host machine-id appears in no file nsid wrote" [ $? = 0 ]
+
+# container machine-ids: one shared by two live containers is used only once
+echo 0123456789abcdef0123456789abcdef > "$T/cmid"
+mhold() {
+    unshare -m -n sh -c "mount --bind $T/cmid /etc/machine-id && exec sleep 100000" \
+        </dev/null >/dev/null 2>&1 &
+    fresh $!
+}
+m1=$(mhold); m2=$(mhold); sleep 0.2
+o1=$("$U" -q set --pid "$m1"); o2=$("$U" -q set --pid "$m2")
+check "a container's own machine-id is used as its key" [ "${o1#* }" = "machine-id set" ]
+check "the same machine-id in a second live container is not reused (random)" [ "${o2#* }" = "random set" ]
+check "... and the identities differ" [ "${o1%% *}" != "${o2%% *}" ]
+
+# refuse to overwrite a different identifier; --force does
+e=$(hold); sleep 0.1
+echo "someone-else" > "$T/fake/$(netns_ino "$e")"
+err=$("$U" set --pid "$e" --container-id x1 2>&1); rc=$?
+check "a different existing identifier is refused (exit 3)" [ "$rc" = 3 ]
+check "... and left alone" [ "$(fake_of "$e")" = someone-else ]
+check "... nothing recorded for it" [ "$(q "SELECT count(*) FROM bindings WHERE key = 'x1'")" = 0 ]
+out=$("$U" -q set --force --pid "$e" --container-id x1); rc=$?
+check "--force replaces it" [ "$rc" = 0 -a "$(fake_of "$e")" = "${out%% *}" ]
+out=$("$U" -q set --dry-run --pid "$e" --container-id x2 --replace-key); rc=$?
+check "--dry-run --replace-key reports would-set" [ "$rc" = 0 -a "${out##* }" = would-set ]
+check "... identifier unchanged" [ "$(fake_of "$e")" != "${out%% *}" ]
+
+# -------------------------------------------------------------------------------------------
+echo "# 3. kill -9 during registry writes, 100 times"
+kh=()
+for i in $(seq 1 100); do kh+=("$(hold)"); done
+sleep 0.3
+completed=()
+for i in $(seq 0 99); do
+    "$U" -q set --pid "${kh[$i]}" --container-id "kill-$i" > "$T/k.$i" 2>/dev/null &
+    sp=$!
+    sleep "0.00$((RANDOM % 10))$((RANDOM % 10))"
+    kill -9 "$sp" 2>/dev/null
+    wait "$sp" 2>/dev/null
+    rc=$?
+    [ "$rc" = 0 ] && completed+=("$i")
+    if [ "$(q 'PRAGMA integrity_check')" != ok ]; then
+        not_ok "integrity after kill $i"
+    fi
+done
+ok "integrity_check ok after each of 100 kills (${#completed[@]} sets finished before the kill)"
+lost=0
+for i in "${completed[@]}"; do
+    [ "$(q "SELECT count(*) FROM bindings WHERE key = 'kill-$i'")" = 1 ] || lost=$((lost + 1))
+done
+check "no lost row: every set that exited 0 is recorded" [ "$lost" = 0 ]
+check "no identity bound twice" [ -z "$(q 'SELECT identity FROM bindings GROUP BY app, identity HAVING count(*) > 1')" ]
+bad=0
+for i in $(seq 0 99); do
+    out=$("$U" -q set --pid "${kh[$i]}" --container-id "kill-$i") || bad=$((bad + 1))
+    [ "$(fake_of "${kh[$i]}")" = "${out%% *}" ] || bad=$((bad + 1))
+done
+check "after the kills, every netns can be set and matches its file" [ "$bad" = 0 ]
+check "100 distinct kill-* identities recorded" \
+    [ "$(q "SELECT count(DISTINCT identity) FROM bindings WHERE key LIKE 'kill-%'")" = 100 ]
+unhold "${kh[@]}"
+
+# -------------------------------------------------------------------------------------------
+echo "# 4. corrupt or unreadable registry: reported, identity still derived and set"
+# Without a registry nothing stops a duplicate: end the netns that holds "web" first (check,
+# in section 7, would rightly flag two live netns with one identifier).
+unhold "$c"
+f=$(hold); sleep 0.1
+head -c 8192 /dev/urandom > "$T/bad.db"
+sum=$(md5sum < "$T/bad.db")
+out=$(NSID_REGISTRY=$T/bad.db "$U" set --pid "$f" --container-id web 2>"$T/err"); rc=$?
+check "corrupt db: set still exits 0" [ "$rc" = 0 ]
+check "corrupt db: the same identity as with a good registry" [ "${out%% *}" = "$id1" ]
+check "corrupt db: identifier written" [ "$(fake_of "$f")" = "$id1" ]
+check "corrupt db: error names the file and SQLite's reason" grep -q "registry $T/bad.db: .*not a database" "$T/err"
+check "corrupt db: file left untouched" [ "$(md5sum < "$T/bad.db")" = "$sum" ]
+g=$(hold); sleep 0.1
+# a registry whose directory cannot be created
+out=$(NSID_REGISTRY=/proc/nsid-no/reg.db "$U" set --pid "$g" --container-id ro1 2>"$T/err"); rc=$?
+check "unwritable registry location: set exits 0" [ "$rc" = 0 -a "$(fake_of "$g")" = "${out%% *}" ]
+check "... and reports it" grep -q "registry /proc/nsid-no/reg.db" "$T/err"
+
+# -------------------------------------------------------------------------------------------
+echo "# 5. OCI hook (state JSON as runc/crun pass it on stdin) and hostile inputs"
+h=$(hold); sleep 0.1
+state() { printf '{"ociVersion":"1.0.2","id":"%s","status":"creating","pid":%s,"bundle":"/run/containers/%s/userdata","annotations":{%s}}' "$1" "$2" "$1" "${3:-}"; }
+out=$(state oci-ctr-1 "$h" | "$U" oci-hook 2>"$T/err"); rc=$?
+check "oci-hook: exit 0" [ "$rc" = 0 ]
+check "oci-hook: container id is the key" [ "${out#* }" = "container-id set" -a "$(fake_of "$h")" = "${out%% *}" ]
+exp=$("$U" -q set --dry-run --pid "$h" --container-id oci-ctr-1 | cut -d' ' -f1)
+check "oci-hook: identity = derive(container id)" [ "$exp" = "${out%% *}" ]
+h2=$(hold); sleep 0.1
+out=$(state oci-ctr-2 "$h2" '"org.nsid.key":"tenant-7/db"' | "$U" oci-hook); rc=$?
+check "oci-hook: annotation org.nsid.key is an explicit key" [ "$rc" = 0 -a "${out#* }" = "explicit set" ]
+out=$(state oci-ctr-1b "$h" | "$U" oci-hook); rc=$?
+check "oci-hook: second container in the same (pod) netns keeps the pod's identity" \
+    [ "$rc" = 0 -a "$(fake_of "$h")" = "$exp" ]
+hostile() { # hostile DESC EXPECTED_MSG  (stdin: input)
+    local d=$1 m=$2 err rc
+    err=$("$U" --timeout 2000 oci-hook 2>&1 >/dev/null); rc=$?
+    if [ "$rc" = 1 ] && grep -q -- "$m" <<<"$err"; then ok "oci-hook rejects $d"; else not_ok "oci-hook rejects $d (rc=$rc: $err)"; fi
+}
+state x 0 | hostile "pid 0" "out of range"
+state x -1 | hostile "pid -1" "out of range"
+state x 1 | hostile "pid 1" "out of range"
+state x 99999999999 | hostile "pid 2^36" "out of range"
+state x '"123"' | hostile "pid as a string" 'no integer "pid"'
+state x 1.5 | hostile "pid 1.5" 'no integer "pid"'
+printf '{"id":"x"}' | hostile "no pid" 'no integer "pid"'
+printf '{"pid":%s}' "$h" | hostile "no id" 'no "id"'
+state "bad id" "$h" | hostile "an id with a space" '"id" must be'
+state x "$h" | head -c 40 | hostile "truncated JSON" "truncated JSON"
+printf '' | hostile "empty input" "empty input"
+python3 -c 'print("[" * 10000 + "]" * 10000)' | hostile "10,000 levels of nesting" "nested too deeply"
+python3 -c 'print("{\"a\":" * 10000 + "1" + "}" * 10000)' | hostile "10,000 nested objects" "nested too deeply"
+python3 -c 'import sys; sys.stdout.write("{\"id\":\"x\",\"pid\":2,\"pad\":\"" + "a" * (2 << 20) + "\"}")' | hostile "a 2 MiB state" "larger than 1 MiB"
+{ state x "$h"; echo ' trailing'; } | hostile "trailing garbage" "trailing data\|malformed JSON"
+printf '[1,2]' | hostile "a non-object" "not a JSON object"
+state x "$h" '"org.nsid.key":"a b"' | hostile "a bad org.nsid.key" "org.nsid.key must be"
+start=$(date +%s%N)
+hostile "stdin that never ends (timeout)" "timed out" < <(sleep 6)
+el=$(( ($(date +%s%N) - start) / 1000000 ))
+check "... within the timeout (${el} ms)" [ "$el" -lt 5000 ]
+exited() { sleep 0.01 & local p=$!; wait $p; echo $p; }
+state x "$(exited)" | hostile "a pid that is not a process" "cannot open its network namespace"
+out=$(state hostnet $$ | "$U" oci-hook 2>&1); rc=$?
+check "oci-hook: a container in the host netns is left alone (exit 0)" [ "$rc" = 0 ] && grep -q "shares the host network namespace" <<<"$out"
+
+# -------------------------------------------------------------------------------------------
+echo "# 6. LXC start-host hook"
+l=$(hold); sleep 0.1
+out=$(LXC_PID=$l LXC_NAME=lxc-web "$U" lxc-hook lxc-web lxc start-host); rc=$?
+exp=$("$U" -q set --dry-run --pid "$l" --container-id lxc-web | cut -d' ' -f1)
+check "lxc-hook: exit 0, LXC_NAME is the key" [ "$rc" = 0 -a "${out#* }" = "container-id set" -a "$exp" = "${out%% *}" ]
+LXC_NAME=x "$U" -q lxc-hook 2>/dev/null
+check "lxc-hook: missing LXC_PID fails" [ $? = 1 ]
+LXC_PID=1 LXC_NAME=x "$U" -q lxc-hook 2>/dev/null
+check "lxc-hook: LXC_PID=1 fails" [ $? = 1 ]
+
+# -------------------------------------------------------------------------------------------
+echo "# 7. reconcile, list, check"
+for nm in nsid-itest-a nsid-itest-b; do
+    ip netns add "$nm" && NETNS_ADDED+=("$nm") && rm -f "$T/fake/$(stat -L -c %i "/run/netns/$nm")"
+done
+u=$(hold); sleep 0.1
+"$U" -q reconcile > "$T/rec1"; rc=$?
+check "reconcile exits 0" [ "$rc" = 0 ]
+check "reconcile set the ip-netns namespaces" [ "$(grep -c '/run/netns/nsid-itest-[ab] .*set now$' "$T/rec1")" = 2 ]
+check "reconcile set the unshare namespace" grep -q "^$(netns_ino "$u") .*set now$" "$T/rec1"
+check "reconcile left already-set ones alone" grep -q "^$(netns_ino "$h") .* already set$" "$T/rec1"
+check "reconcile leaves the host netns alone" grep -q "unset (host)\|(host)" "$T/rec1"
+ia=$(stat -L -c %i /run/netns/nsid-itest-a)
+check "ip-netns identifier file written" [ -s "$T/fake/$ia" ]
+"$U" -q reconcile > "$T/rec2"
+check "second reconcile sets nothing" [ "$(grep -c 'set now' "$T/rec2")" = 0 ]
+"$U" --json list > "$T/list.json"; rc=$?
+check "list --json is valid JSON with every netns" python3 -c "
+import json,sys
+a=json.load(open('$T/list.json'))
+inos={r['netns'] for r in a}
+assert $ia in inos and $(netns_ino "$u") in inos, inos
+assert all('identifier' in r and 'state' in r and 'source' in r for r in a)
+"
+"$U" -q check > /dev/null 2>"$T/err"; rc=$?
+check "check: exit 0 when all is well" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || sed 's/^/# /' "$T/err"
+ib=$(stat -L -c %i /run/netns/nsid-itest-b)
+cp "$T/fake/$ia" "$T/fake/$ib"
+"$U" -q check > /dev/null 2>"$T/err"; rc=$?
+check "check: exit 5 on a duplicate identifier" [ "$rc" = 5 ]
+check "check: names both namespaces" grep -q "netns $ia.*DUPLICATE of netns $ib" "$T/err"
+
+echo "1..$n"
+[ "$failures" = 0 ]
