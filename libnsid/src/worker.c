@@ -521,9 +521,13 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
         wfd = safe_close(wfd);
         nullfd = safe_close(nullfd);
 
-        /* Our own unreaped child: its pid cannot be recycled yet, so this pidfd is the child. */
+        /* Our own child cannot be reaped by anyone else, so its pid is not recycled and this
+         * pidfd is the child, unless the program lets the kernel reap its children (SIGCHLD
+         * set to SIG_IGN) or reaps with waitpid(-1): then the child may already be gone
+         * (ESRCH), or the pid even reused. waitid(P_PIDFD, WNOWAIT) tells: it succeeds only
+         * for our own child. In those cases nothing is signalled by pid. */
         cpidfd = pidfd_open(pid, 0);
-        if (cpidfd < 0) {
+        if (cpidfd < 0 && errno != ESRCH) {
                 r = log_debug_errno(errno, "worker for %s: pidfd_open(%d) failed: %s", what,
                                     (int) pid, strerror(errno));
                 (void) kill(pid, SIGKILL);
@@ -531,6 +535,13 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
                         ;
                 return r;
         }
+        if (cpidfd < 0 ||
+            (waitid(P_PIDFD, (id_t) cpidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+             errno == ECHILD))
+                return log_debug_errno(ECHILD,
+                                       "worker for %s: child %d was reaped by someone else "
+                                       "(SIGCHLD ignored, or waitpid(-1) elsewhere?)",
+                                       what, (int) pid);
         if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
                 r = negative_errno();
 

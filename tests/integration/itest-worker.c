@@ -905,6 +905,9 @@ static void test_sigchld_ignored(void **state) {
                         _exit(2);
                 int r = nsid_worker_run(p, NSID_NS_MASK(NSID_NS_NET), 0, 5000, fn_ns_inodes, NULL,
                                         4096, &reply, NULL);
+                if (r != -ECHILD)
+                        fprintf(stderr, "worker with SIGCHLD ignored: %d (%s)\n", r,
+                                strerror(-r));
                 _exit(r == -ECHILD ? 0 : 3);
         }
         int st;
