@@ -11,6 +11,9 @@ LAB_KMAJ=$(uname -r | cut -d. -f1) LAB_KMIN=$(uname -r | cut -d. -f2)
 # kernel_at_least 6 5 -> true on 6.5 and later
 kernel_at_least() { [ "$LAB_KMAJ" -gt "$1" ] || { [ "$LAB_KMAJ" -eq "$1" ] && [ "$LAB_KMIN" -ge "$2" ]; }; }
 
+# milliseconds since the epoch, without forking (bash 5 $EPOCHREALTIME)
+lab_ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
+
 note() { printf '# %s\n' "$*"; }
 finding() {
   local key=$1; shift
@@ -24,9 +27,12 @@ _lab_report() {
 }
 check() {
   local desc=$1; shift
-  local outp rc
+  local outp rc t0 ms
+  t0=$(lab_ms)
   outp=$("$@" 2>&1); rc=$?
+  ms=$(( $(lab_ms) - t0 ))
   _lab_report "$rc" "$desc"
+  [ "$ms" -ge 3000 ] && printf '#   took %d ms\n' "$ms"
   if [ "$rc" != 0 ]; then
     printf '#   command: %s\n#   exit %d\n' "$*" "$rc"
     [ -n "$outp" ] && printf '%s\n' "$outp" | head -n 20 | sed 's/^/#   /'
@@ -47,9 +53,15 @@ lab_done() {
 }
 # wait_for SECONDS cmd...: poll every 0.1 s until cmd succeeds; 1 on timeout.
 wait_for() {
-  local deadline=$(( $(date +%s) + $1 )); shift
+  local deadline=$(( ${EPOCHSECONDS} + $1 )); shift
   until "$@" >/dev/null 2>&1; do
-    [ "$(date +%s)" -ge "$deadline" ] && return 1
+    [ "${EPOCHSECONDS}" -ge "$deadline" ] && return 1
     sleep 0.1
   done
+}
+# bail "why": stop the scenario now (a fixture failed), counting one failure.
+bail() {
+  LAB_N=$((LAB_N + 1)); LAB_FAIL=$((LAB_FAIL + 1))
+  printf 'not ok %d - bail out: %s\n' "$LAB_N" "$*"
+  lab_done
 }
