@@ -80,13 +80,14 @@ _Noreturn static void container_body(int ready, int ctl) {
 }
 
 static struct container spawn_container(bool userns_pidns) {
-        int ready[2], ctl[2], sync[2];
+        int ready[2], ctl[2], sync[2], pidp[2];
         struct container c = {};
         char b;
 
         assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
         assert_int_equal(pipe2(ctl, O_CLOEXEC), 0);
         assert_int_equal(pipe2(sync, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(pidp, O_CLOEXEC), 0); /* the inner pid, apart from readiness */
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -115,7 +116,7 @@ static struct container spawn_container(bool userns_pidns) {
                                 _exit(7);
                         container_body(ready[1], ctl[0]);
                 }
-                if (write(ready[1], &inner, sizeof(inner)) != sizeof(inner))
+                if (write(pidp[1], &inner, sizeof(inner)) != sizeof(inner))
                         _exit(8);
                 int st;
                 while (waitpid(inner, &st, 0) < 0 && errno == EINTR)
@@ -132,12 +133,14 @@ static struct container spawn_container(bool userns_pidns) {
                 write_proc_file(pid, "uid_map", "0 100000 65536\n");
                 write_proc_file(pid, "gid_map", "0 100000 65536\n");
                 write_all(sync[1], "m", 1);
-                assert_int_equal(read(ready[0], &c.pid, sizeof(c.pid)), sizeof(c.pid));
+                assert_int_equal(read(pidp[0], &c.pid, sizeof(c.pid)), sizeof(c.pid));
         }
         assert_int_equal(read(ready[0], &b, 1), 1);
         assert_int_equal(b, 'r');
         close(ready[0]);
         close(sync[1]);
+        close(pidp[0]);
+        close(pidp[1]);
         c.ctl = ctl[1];
         return c;
 }
