@@ -200,9 +200,20 @@ static int child_drop_caps(void) {
         for (unsigned long cap = 0;; cap++) {
                 if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
                         break;
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-                        return -STAGE_BOUNDING_SET;
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+                        /* Without CAP_SETPCAP (an unprivileged caller) the bounding set
+                         * cannot shrink; that is harmless only if there is nothing to keep:
+                         * no permitted capabilities, and no_new_privs forbids gaining any. */
+                        if (errno != EPERM || syscall(SYS_capget, &hdr, data) < 0 ||
+                            data[0].permitted != 0 || data[1].permitted != 0) {
+                                if (errno == 0)
+                                        errno = EPERM;
+                                return -STAGE_BOUNDING_SET;
+                        }
+                        break;
+                }
         }
+        memset(data, 0, sizeof(data));
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return -STAGE_AMBIENT;
         if (syscall(SYS_capset, &hdr, data) < 0)

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -917,6 +918,32 @@ static void test_sigchld_ignored(void **state) {
         holder_kill(&h);
 }
 
+/* An unprivileged caller (no capabilities to drop, no CAP_SETPCAP to shrink the bounding
+ * set) can still run a sandboxed worker in its own namespaces. */
+static void test_unprivileged_caller(void **state) {
+        (void) state;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *reply = NULL;
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                int r = nsid_worker_run_ns(NULL, 0, 0, 5000, fn_status, NULL, 4096, &reply,
+                                           NULL);
+                if (r < 0)
+                        _exit(3);
+                if (!strstr(reply, "CapEff:\t0000000000000000") ||
+                    !strstr(reply, "NoNewPrivs:\t1"))
+                        _exit(4);
+                _exit(0);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Many workers at once from several threads, while other threads allocate: every run gets
  * its own answer, nothing deadlocks, nothing leaks. */
 struct thread_arg {
@@ -993,6 +1020,7 @@ int main(void) {
                 cmocka_unit_test(test_unshare_mnt),
                 cmocka_unit_test(test_args),
                 cmocka_unit_test(test_sigchld_ignored),
+                cmocka_unit_test(test_unprivileged_caller),
                 cmocka_unit_test(test_threads),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
