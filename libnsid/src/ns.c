@@ -4,6 +4,7 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -233,12 +234,20 @@ _public_ int nsid_ns_is_initial(const nsid_ns *ns) {
 /* ---- processes ---- */
 
 static int proc_check_alive(const nsid_proc *p) {
-        if (pidfd_send_signal(p->pidfd, 0, NULL, 0) < 0) {
-                if (errno == ESRCH)
-                        return -ESRCH;
-                /* EPERM cannot happen for root; treat other errors as fatal too. */
+        /* A pidfd becomes readable when its process exits, zombie or reaped; a signal would
+         * still be delivered to an unreaped zombie, so poll instead. */
+        struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+        int n;
+
+        do
+                n = poll(&pfd, 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
                 return negative_errno();
-        }
+        if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
+                return -ESRCH;
+        if (n > 0 && (pfd.revents & POLLNVAL))
+                return -EBADF;
         return 0;
 }
 

@@ -172,6 +172,24 @@ static void test_child_netns(void **state) {
         nsid_proc_unref(self);
 }
 
+static void test_zombie(void **state) {
+        /* An exited but unreaped child is gone for every purpose of the library. */
+        pid_t pid = spawn_holder(0);
+        nsid_proc *p = NULL;
+        nsid_ns *ns = NULL;
+        siginfo_t si;
+
+        assert_int_equal(nsid_proc_open(pid, &p), 0);
+        assert_int_equal(nsid_proc_check_alive(p), 0);
+        kill(pid, SIGKILL);
+        assert_int_equal(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOWAIT), 0); /* zombie */
+        assert_int_equal(nsid_proc_check_alive(p), -ESRCH);
+        assert_int_equal(nsid_proc_open_ns(p, NSID_NS_NET, &ns), -ESRCH);
+        assert_null(ns);
+        waitpid(pid, NULL, 0);
+        nsid_proc_unref(p);
+}
+
 static void test_userns_owner(void **state) {
         /* A netns created inside a new user namespace is owned by it. */
         pid_t pid = spawn_holder(CLONE_NEWUSER | CLONE_NEWNET);
@@ -223,6 +241,7 @@ int main(void) {
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_open_path),
                 cmocka_unit_test(test_child_netns),
+                cmocka_unit_test(test_zombie),
                 cmocka_unit_test(test_userns_owner),
                 cmocka_unit_test(test_pidfd),
         };
