@@ -353,18 +353,15 @@ static int table_index_ids(table *t) {
         return 0;
 }
 
-/* Parse text into t (t is empty on entry and left empty on failure). */
-static int table_parse(table *t, nsid_userdb_file which, const char *text, size_t size,
-                       const char *label) {
+/* Parse text into t (t is empty on entry and left empty on failure). owned_text is a
+ * malloc'ed buffer of size + 1 bytes that t takes over (names are cut out of it in place). */
+static int table_parse_take(table *t, nsid_userdb_file which, char *owned_text, size_t size,
+                            const char *label) {
         size_t cap = 0, pos = 0;
         int r;
 
         random_key(t->key);
-        t->text = malloc(size + 1);
-        if (!t->text)
-                return -ENOMEM;
-        if (size > 0)
-                memcpy(t->text, text, size);
+        t->text = owned_text;
         t->text[size] = '\0';
         t->present = true;
 
@@ -414,6 +411,17 @@ static int table_parse(table *t, nsid_userdb_file which, const char *text, size_
                             " duplicate line(s), kept %" PRIu64 " entries",
                             label, t->counts.invalid, t->counts.duplicates, t->counts.entries);
         return 0;
+}
+
+/* The same for text the caller keeps. */
+static int table_parse(table *t, nsid_userdb_file which, const char *text, size_t size,
+                       const char *label) {
+        char *copy = malloc(size + 1);
+        if (!copy)
+                return -ENOMEM;
+        if (size > 0)
+                memcpy(copy, text, size);
+        return table_parse_take(t, which, copy, size, label);
 }
 
 static nsid_userdb *userdb_new(void) {
@@ -511,7 +519,9 @@ static int userdb_load(nsid_userdb *db) {
                 }
                 if (r < 0)
                         return log_debug_errno(r, "cannot read %s: %s", label, strerror(-r));
-                r = table_parse(&db->t[i], (nsid_userdb_file) i, data, size, label);
+                /* nsid_file_read_in_root() gives size + 1 bytes (NUL-terminated): take them. */
+                r = table_parse_take(&db->t[i], (nsid_userdb_file) i, TAKE_PTR(data), size,
+                                     label);
                 if (r < 0)
                         return r;
                 db->t[i].st = st;
