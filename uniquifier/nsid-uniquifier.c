@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -687,6 +688,53 @@ static void print_table(row *rows, size_t n) {
 
 enum { MODE_RECONCILE, MODE_LIST, MODE_CHECK };
 
+static int scan_once(int mode, bool dry_run);
+
+/*
+ * One reconcile at a time, and none lost: udev may start one per new netns. A reconcile that
+ * finds another running leaves a "pending" mark and exits 0; the running one repeats its pass
+ * while the mark is there, and checks it once more after letting go of the lock.
+ */
+static int reconcile_coalesced(void) {
+        char lockp[4096], pendp[4096];
+        const char *dir = arg.state_dir ? arg.state_dir : NSID_STATE_DIR;
+        int fd, r = EXIT_OK;
+
+        snprintf(lockp, sizeof(lockp), "%s/reconcile.lock", dir);
+        snprintf(pendp, sizeof(pendp), "%s/reconcile.pending", dir);
+        (void) mkdir(dir, 0700);
+        fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) {
+                errorf("warning: %s: %s; reconciling without coordination", lockp,
+                       strerror(errno));
+                return scan_once(MODE_RECONCILE, false);
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int p = open(pendp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (p >= 0)
+                        close(p);
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        if (!arg.quiet)
+                                errorf("another reconcile is running; it will make one more "
+                                       "pass for this request");
+                        close(fd);
+                        return EXIT_OK;
+                }
+        }
+        for (;;) {
+                (void) unlink(pendp);
+                r = scan_once(MODE_RECONCILE, false);
+                if (access(pendp, F_OK) == 0)
+                        continue;
+                (void) flock(fd, LOCK_UN);
+                if (access(pendp, F_OK) == 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        continue;
+                break;
+        }
+        close(fd);
+        return r;
+}
+
 static int cmd_scan(int argc, char **argv, int mode) {
         static const struct option opts[] = {
                 { "include-host", no_argument, NULL, 'H' },
@@ -695,12 +743,8 @@ static int cmd_scan(int argc, char **argv, int mode) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        nsid_netns_info *v = NULL;
-        row *rows = NULL;
-        size_t n = 0;
-        bool dry_run = false, failed = false, problems = false;
-        ctx c;
-        int o, r;
+        bool dry_run = false;
+        int o;
 
         optind = 1;
         while ((o = getopt_long(argc, argv, "+h", opts, NULL)) >= 0) {
@@ -725,6 +769,18 @@ static int cmd_scan(int argc, char **argv, int mode) {
                 errorf("unexpected argument '%s'", argv[optind]);
                 return EXIT_USAGE;
         }
+        if (mode == MODE_RECONCILE && !dry_run)
+                return reconcile_coalesced();
+        return scan_once(mode, dry_run);
+}
+
+static int scan_once(int mode, bool dry_run) {
+        nsid_netns_info *v = NULL;
+        row *rows = NULL;
+        size_t n = 0;
+        bool failed = false, problems = false;
+        ctx c;
+        int r;
 
         r = ctx_init(&c, mode == MODE_RECONCILE, mode != MODE_RECONCILE || dry_run);
         if (r < 0)

@@ -332,7 +332,7 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
         nsid_registry_entry e = {}, conflict = {}, existing = {};
         char boot_id[37] = "", keybuf[NSID_IDENTITY_STRING_SIZE];
         uint8_t host_mid[NSID_ID128_SIZE];
-        bool have_host_mid = false, have_marker = false;
+        bool have_host_mid = false, have_marker = false, given_wins = false;
         uint64_t cookie = 0;
         int r;
 
@@ -382,8 +382,8 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                 r = nsid_registry_lookup_netns(registry, app, &id->netns, boot_id, cookie,
                                                &existing);
                 if (r >= 0) {
-                        bool given_wins = key && ((flags & NSID_IDENTITY_FOR_NS_REPLACE) ||
-                                                  key_source < existing.source);
+                        given_wins = key && ((flags & NSID_IDENTITY_FOR_NS_REPLACE) ||
+                                             key_source < existing.source);
                         if (given_wins) {
                                 snprintf(id->replaced, sizeof(id->replaced), "%s",
                                          existing.identity);
@@ -446,15 +446,45 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                         .name = (char *) name,
                 };
                 nsid_registry_entry_done(&conflict);
-                /* An explicit or container key given now outranks what was recorded. */
-                /* REPLACE: a key given now outranks what was recorded for this netns, and a
-                 * reused key re-derived under a changed host secret must be recorded. */
-                r = nsid_registry_bind(registry, &e, NSID_REGISTRY_BIND_REPLACE, NULL, NULL,
-                                       &conflict);
+                /* REPLACE only when a key given now outranks what was recorded for this netns,
+                 * or when a reused key re-derived under a changed host secret must be recorded;
+                 * otherwise a binding made concurrently by another process wins (below). */
+                r = nsid_registry_bind(registry, &e,
+                                       given_wins || (id->flags & NSID_IDENTITY_REUSED)
+                                               ? NSID_REGISTRY_BIND_REPLACE
+                                               : 0,
+                                       NULL, NULL, &conflict);
                 if (r >= 0) {
                         if (r > 0)
                                 id->flags |= NSID_IDENTITY_NEW_BINDING;
                         break;
+                }
+                if (r == -EEXIST && attempt < 3) {
+                        /* Another process bound this netns since our lookup (two reconciles,
+                         * or a hook and a reconcile): adopt its key, as step 2 would have. */
+                        bool given = key_source == NSID_KEY_EXPLICIT ||
+                                     key_source == NSID_KEY_CONTAINER_ID;
+                        if (given && ((flags & NSID_IDENTITY_FOR_NS_REPLACE) ||
+                                      key_source < conflict.source)) {
+                                /* ours outranks it: replace it (and its identifier) */
+                                given_wins = true;
+                                snprintf(id->replaced, sizeof(id->replaced), "%s",
+                                         conflict.identity);
+                                continue;
+                        }
+                        log_debug("identity: netns %" PRIu64 " was bound concurrently; adopting "
+                                  "its %s key",
+                                  id->netns.ino, nsid_key_source_to_string(conflict.source));
+                        if (key && strcmp(key, conflict.key) != 0 &&
+                            (key_source == NSID_KEY_EXPLICIT || key_source == NSID_KEY_CONTAINER_ID))
+                                id->flags |= NSID_IDENTITY_KEPT_EXISTING;
+                        nsid_registry_entry_done(&existing);
+                        existing = conflict;
+                        conflict = (nsid_registry_entry) {};
+                        key = existing.key;
+                        key_source = existing.source;
+                        id->flags |= NSID_IDENTITY_REUSED;
+                        continue;
                 }
                 if (r == -EADDRINUSE) {
                         if (key_source == NSID_KEY_MACHINE_ID || key_source == NSID_KEY_RANDOM) {

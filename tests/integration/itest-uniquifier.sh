@@ -313,6 +313,30 @@ cp "$T/fake/$ia" "$T/fake/$ib"
 "$U" -q check > /dev/null 2>"$T/err"; rc=$?
 check "check: exit 5 on a duplicate identifier" [ "$rc" = 5 ]
 check "check: names both namespaces" grep -q "netns $ia.*DUPLICATE of netns $ib" "$T/err"
+rm -f "$T/fake/$ia" "$T/fake/$ib"
+for nm in "${NETNS_ADDED[@]}"; do ip netns del "$nm"; done
+NETNS_ADDED=()
+
+# -------------------------------------------------------------------------------------------
+echo "# 8. reconciles racing each other and the start hooks"
+rp=()
+for i in $(seq 1 30); do rp+=("$(hold)"); done
+for i in 1 2 3 4; do "$U" -q reconcile > /dev/null 2>&1 & done
+for i in $(seq 0 29); do "$U" -q set --pid "${rp[$i]}" --container-id "race-$i" > /dev/null 2>&1 & done
+wait
+"$U" -q reconcile > /dev/null 2>&1
+bad=0
+for i in $(seq 0 29); do
+    ino=$(netns_ino "${rp[$i]}")
+    reg=$(q "SELECT identity || ' ' || source FROM bindings WHERE app = 'nfs4' AND netns_ino = $ino")
+    [ "$reg" = "$(fake_of "${rp[$i]}") container-id" ] || { bad=$((bad + 1)); echo "# netns $ino: file $(fake_of "${rp[$i]}"), registry '$reg'"; }
+done
+check "every raced netns: kernel identifier == its registry binding, from the container key" [ "$bad" = 0 ]
+check "raced: 30 distinct identifiers" [ "$(for p in "${rp[@]}"; do fake_of "$p"; echo; done | sort -u | grep -c .)" = 30 ]
+"$U" -q check > /dev/null 2>"$T/err"; rc=$?
+check "check after the race: exit 0" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || sed 's/^/# /' "$T/err"
+unhold "${rp[@]}"
 
 echo "1..$n"
 [ "$failures" = 0 ]
