@@ -146,6 +146,22 @@ r=$(req_host user:3999999)
 case "$r" in ERR:*) pass "unknown uid 3999999 -> negative key ($r)" ;; *) fail "unknown uid got '$r'" ;; esac
 grep -q "^exit=1 " "$T/status" && pass "unknown uid: exit 1" || fail "unknown uid exit: $(cat "$T/status")"
 
+# fds 0-2 closed (as a kernel usermode helper may start it): they are reopened on /dev/null
+# before anything is opened, so the log file does not become fd 1 or 2 and gets no stray
+# output, and the answer is still correct.
+cat >"$T/wrap-closed.sh" <<WRAP
+#!/bin/sh
+exec "$bin" "\$@" <&- >&- 2>&-
+WRAP
+chmod 755 "$T/wrap-closed.sh"
+echo "create user $P:* * $T/wrap-closed.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log-closed -t 30 %k %d" >"$rule"
+expect "fds 0-2 closed: uid:bin" "$(req_host uid:bin@example.test)" "2~"
+if grep -qv '^nsid-idmap\[[0-9]*\]: ' "$T/log-closed"; then
+        fail "stray output in the log file: $(cat "$T/log-closed")"
+else
+        pass "fds 0-2 closed: the log file holds only log lines ($(wc -l <"$T/log-closed") line)"
+fi
+
 # Bad command lines still end the request when the key serial is known.
 echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: -t notanumber %k %d" >"$rule"
 r=$(req_host uid:bin@example.test)
