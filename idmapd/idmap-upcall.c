@@ -86,14 +86,17 @@ static int resolve_host(const idmap_opts *o, const nsid_idmap_keydesc *kd, answe
         return 0;
 }
 
-/* Configuration of the opt-in policy, from /etc/nsid.conf [idmap]. */
+/* Configuration of the opt-in policy, from /etc/nsid.conf [idmap]. The timeout of answers
+ * that differ from the host's is short (the cache is global) but not shorter than 2 s: the
+ * kernel checks the key once the helper has been reaped, and the NFS client reads it right
+ * after, and an already expired key fails the requester itself (seen with 1 s under load). */
 typedef struct policy {
         bool requester_context;
         unsigned differing_timeout; /* timeout of answers that differ from the host's */
 } policy;
 
 static void load_policy(const idmap_opts *o, policy *ret) {
-        policy p = { .requester_context = false, .differing_timeout = 1 };
+        policy p = { .requester_context = false, .differing_timeout = 5 };
         char *text = NULL, *v = NULL;
         size_t size;
         int r;
@@ -118,9 +121,9 @@ static void load_policy(const idmap_opts *o, policy *ret) {
         }
         if (nsid_conf_get(text, size, "idmap", "requester-context-timeout", &v) >= 0) {
                 uint64_t t;
-                if (parse_uint_strict(v, 600, &t) < 0 || t == 0)
+                if (parse_uint_strict(v, 600, &t) < 0 || t < 2)
                         logmsg(LOG_WARNING, "%s: [idmap] requester-context-timeout = \"%s\" "
-                               "is not 1..600; ignored", o->nsid_conf, v);
+                               "is not 2..600; ignored", o->nsid_conf, v);
                 else
                         p.differing_timeout = (unsigned) t;
                 free(v);
