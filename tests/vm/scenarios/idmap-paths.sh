@@ -27,8 +27,9 @@ check_eq "server nfs4_disable_idmapping" N "$(</sys/module/nfsd/parameters/nfs4_
 echo data > "$LAB_EXPORT/f-alice"
 chown 1500:1500 "$LAB_EXPORT/f-alice"
 
-keys() { grep -E " (id_resolver|id_legacy) " /proc/keys; }
-nkeys() { keys | grep -cE " $1 +$2"; }
+# /proc/keys shows the type cut to 9 characters: "id_resolv" (request-key) or "id_legacy" (pipe)
+keys() { grep -E " (id_resolv|id_legacy) " /proc/keys; }
+nkeys() { local t=${1:0:9}; keys | grep -cE " $t +$2:"; }
 show_keys() { keys | while read -r l; do note "/proc/keys: $l"; done; }
 
 # ---- 1. request-key rule present -------------------------------------------------------------
@@ -42,6 +43,10 @@ uid1=$(container_exec i1 stat -c %u /mnt/nfs/f-alice)
 note "i1 sees f-alice owned by uid $uid1; helper log:"
 while read -r l; do note "rk.log: $l"; done < "$RKLOG"
 show_keys
+note "nfsidmap -l: $(nfsidmap -l 2>&1 | tr '\n' ' ')"
+while read -r serial desc; do
+  note "helper's key $serial: $(keyctl describe "$serial" 2>&1)"
+done < "$RKLOG"
 check_eq "with a rule: the owner maps to the init namespace's uid" 1500 "$uid1"
 check "with a rule: the request-key helper was called for uid:labalice@$LAB_DOMAIN" grep -q "uid:labalice@$LAB_DOMAIN" "$RKLOG"
 check "with a rule: the answer is an id_resolver key" test "$(nkeys id_resolver "uid:labalice@$LAB_DOMAIN")" -ge 1
@@ -67,7 +72,7 @@ show_keys
 check_eq "no rule: the container's rpc.idmapd answered through the pipe (uid 4001)" 4001 "$uid2"
 check "no rule: the answer is an id_legacy key" test "$(nkeys id_legacy "uid:labalice@$LAB_DOMAIN")" -ge 1
 check_eq "no rule: our helper was not called" 0 "$(grep -c . "$RKLOG")"
-neg=$(keys | grep " id_resolver " | grep -c "labalice")
+neg=$(keys | grep " id_resolv " | grep -c "labalice")
 finding idmap-norule "init-userns client, no id_resolver rule: /sbin/request-key finds no rule, kernel falls back to the pipe; key type id_legacy, uid $uid2 from the container's rpc.idmapd; id_resolver keys left for the name: $neg"
 
 # ---- 3. user-namespaced client ----------------------------------------------------------------
