@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -48,6 +49,11 @@ enum {
 };
 
 static const char *program = "nsid-uniquifier";
+
+static void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
 
 static struct {
         const char *state_dir;
@@ -202,22 +208,39 @@ typedef struct set_result {
 
 enum { SET_FORCE = 1, SET_DRY_RUN = 2, SET_REPLACE_KEY = 4 };
 
-static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *key,
-                    nsid_key_source key_source, const char *name, unsigned flags,
-                    set_result *res) {
-        nsid_identity *id = NULL;
-        char *prev = NULL;
-        const char *replaceable;
+/*
+ * Setting one netns happens in three steps so that reconcile can run the middle one (a worker
+ * process per netns, mostly waiting on the kernel) for many namespaces at once:
+ *  prepare: pick the key, derive, record (registry: sequential, one transaction per change);
+ *  apply:   the worker reads/writes the identifier (thread-safe, no registry);
+ *  finish:  map the result to a state; drop a binding the kernel did not take.
+ */
+typedef struct set_job {
+        nsid_ns *netns;            /* borrowed */
+        nsid_identity *id;
+        const char *replaceable;   /* points into id */
+        unsigned flags;
+        int has_nfs;
+        int r;                     /* apply's result */
+        char *prev;
+} set_job;
+
+/* known_nfs: whether the netns has NFS mounts if the caller already knows (a scan), or -1.
+ * Returns false when there is nothing to apply (res says why). */
+static bool set_prepare(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *key,
+                        nsid_key_source key_source, const char *name, unsigned flags,
+                        int known_nfs, set_job *job, set_result *res) {
         nsid_ns_id nsid = {};
-        int r, has_nfs;
+        int r;
 
         *res = (set_result) { .state = ST_FAILED, .source = NSID_KEY_AUTO };
+        *job = (set_job) { .netns = netns, .flags = flags, .r = -EINVAL };
         (void) nsid_ns_get_id(netns, &nsid);
 
         r = nsid_identity_for_ns(c->secret, c->reg, netns, proc, arg.app, key,
                                  key ? key_source : NSID_KEY_AUTO, name,
                                  (flags & SET_REPLACE_KEY) ? NSID_IDENTITY_FOR_NS_REPLACE : 0,
-                                 &id);
+                                 &job->id);
         if (r < 0) {
                 res->error = r;
                 if (r == -EADDRINUSE)
@@ -227,32 +250,41 @@ static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *k
                                  nsid_key_source_to_string(key_source));
                 else
                         snprintf(res->why, sizeof(res->why), "cannot derive: %s", strerror(-r));
-                return;
+                return false;
         }
-        snprintf(res->identity, sizeof(res->identity), "%s", nsid_identity_get_string(id));
-        res->source = nsid_identity_get_source(id);
-        res->id_flags = nsid_identity_get_flags(id);
+        snprintf(res->identity, sizeof(res->identity), "%s", nsid_identity_get_string(job->id));
+        res->source = nsid_identity_get_source(job->id);
+        res->id_flags = nsid_identity_get_flags(job->id);
 
-        has_nfs = nsid_netns_has_nfs_mounts(&nsid);
+        job->has_nfs = known_nfs >= 0 ? known_nfs : nsid_netns_has_nfs_mounts(&nsid);
         /* nsid may replace what it set itself from a lower-priority key, but not under
          * existing NFS mounts (it would not take effect) unless forced. */
-        replaceable = nsid_identity_get_replaced(id);
-        if (has_nfs > 0 && !(flags & SET_FORCE))
-                replaceable = NULL;
+        job->replaceable = nsid_identity_get_replaced(job->id);
+        if (job->has_nfs > 0 && !(flags & SET_FORCE))
+                job->replaceable = NULL;
+        return true;
+}
 
-        r = nsid_nfs_client_set_identifier(netns, res->identity, replaceable,
-                                           ((flags & SET_FORCE) ? NSID_NFS_SET_FORCE : 0) |
-                                                   ((flags & SET_DRY_RUN) ? NSID_NFS_SET_DRY_RUN
-                                                                          : 0),
-                                           arg.timeout_ms, &prev);
-        if (prev)
-                snprintf(res->previous, sizeof(res->previous), "%s", prev);
-        free(prev);
+static void set_apply(set_job *job) {
+        job->r = nsid_nfs_client_set_identifier(
+                job->netns, nsid_identity_get_string(job->id), job->replaceable,
+                ((job->flags & SET_FORCE) ? NSID_NFS_SET_FORCE : 0) |
+                        ((job->flags & SET_DRY_RUN) ? NSID_NFS_SET_DRY_RUN : 0),
+                arg.timeout_ms, &job->prev);
+}
+
+static void set_finish(ctx *c, set_job *job, set_result *res) {
+        int r = job->r;
+
+        if (job->prev)
+                snprintf(res->previous, sizeof(res->previous), "%s", job->prev);
+        job->prev = mfree(job->prev);
         res->error = r < 0 ? r : 0;
         if (r == 1)
-                res->state = has_nfs > 0 ? ST_TOO_LATE : ST_SET_NOW;
+                res->state = job->has_nfs > 0 ? ST_TOO_LATE : ST_SET_NOW;
         else if (r == 0)
-                res->state = (flags & SET_DRY_RUN) && strcmp(res->previous, res->identity) != 0
+                res->state = (job->flags & SET_DRY_RUN) &&
+                                             strcmp(res->previous, res->identity) != 0
                                      ? ST_WOULD_SET
                                      : ST_ALREADY_SET;
         else if (r == -ENOENT) {
@@ -266,18 +298,29 @@ static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *k
                 res->state = ST_REFUSED;
                 snprintf(res->why, sizeof(res->why),
                          "a different identifier (%s) is already set%s; use --force to replace it",
-                         res->previous, has_nfs > 0 ? " and NFS is mounted" : "");
+                         res->previous, job->has_nfs > 0 ? " and NFS is mounted" : "");
                 /* do not leave a binding that claims what the kernel does not have */
                 if (c->reg)
-                        (void) nsid_identity_forget(id, c->reg);
+                        (void) nsid_identity_forget(job->id, c->reg);
         } else {
                 res->state = ST_FAILED;
                 snprintf(res->why, sizeof(res->why), "cannot set the identifier: %s",
                          strerror(-r));
                 if (c->reg)
-                        (void) nsid_identity_forget(id, c->reg);
+                        (void) nsid_identity_forget(job->id, c->reg);
         }
-        nsid_identity_unref(id);
+        job->id = nsid_identity_unref(job->id);
+}
+
+static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *key,
+                    nsid_key_source key_source, const char *name, unsigned flags, int known_nfs,
+                    set_result *res) {
+        set_job job;
+
+        if (!set_prepare(c, netns, proc, key, key_source, name, flags, known_nfs, &job, res))
+                return;
+        set_apply(&job);
+        set_finish(c, &job, res);
 }
 
 static json_object *result_json(const nsid_ns_id *nsid, pid_t pid, const set_result *res) {
@@ -484,7 +527,7 @@ static int cmd_set(int argc, char **argv) {
                 nsid_proc_unref(proc);
                 return EXIT_FAIL;
         }
-        set_one(&c, netns, proc, key, ks, name, flags, &res);
+        set_one(&c, netns, proc, key, ks, name, flags, -1, &res);
         print_set_result(&nsid, pid, &res);
         ctx_done(&c);
         nsid_ns_unref(netns);
@@ -526,7 +569,7 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
                 nsid_proc_unref(proc);
                 return EXIT_FAIL;
         }
-        set_one(&c, netns, proc, key, ks, name, 0, &res);
+        set_one(&c, netns, proc, key, ks, name, 0, -1, &res);
         print_set_result(&nsid, pid, &res);
         if (res.state == ST_FAILED)
                 errorf("%s %s: failed; the container must not start with a shared NFS identity",
@@ -605,7 +648,59 @@ typedef struct row {
         const char *source;   /* from the registry, or "-" */
         char state[300];
         bool problem;
+        /* work for the parallel phase */
+        nsid_ns *netns;
+        nsid_proc *proc;
+        enum { JOB_NONE, JOB_GET, JOB_SET } job_kind;
+        set_job job;
+        set_result res;
+        int get_r;
+        char *get_ident;
 } row;
+
+/* The parallel phase: each thread takes the next row and runs its worker. */
+typedef struct pool {
+        row *rows;
+        size_t n;
+        size_t next; /* atomic */
+} pool;
+
+static void *pool_thread(void *userdata) {
+        pool *p = userdata;
+
+        for (;;) {
+                size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+                row *w;
+
+                if (i >= p->n)
+                        return NULL;
+                w = &p->rows[i];
+                if (w->job_kind == JOB_SET)
+                        set_apply(&w->job);
+                else if (w->job_kind == JOB_GET)
+                        w->get_r = nsid_nfs_client_get_identifier(w->netns, arg.timeout_ms,
+                                                                  &w->get_ident);
+        }
+}
+
+/* Up to 4 workers per CPU in flight (they mostly wait on the kernel), at most 32. */
+static void pool_run(row *rows, size_t n) {
+        pool p = { .rows = rows, .n = n };
+        pthread_t t[32];
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t k = (size_t) (cpus > 0 ? cpus : 1) * 4, started = 0;
+
+        if (k > 32)
+                k = 32;
+        if (k > n)
+                k = n;
+        for (size_t i = 1; i < k; i++)
+                if (pthread_create(&t[started], NULL, pool_thread, &p) == 0)
+                        started++;
+        (void) pool_thread(&p);
+        for (size_t i = 0; i < started; i++)
+                (void) pthread_join(t[i], NULL);
+}
 
 static const char *registry_source_of(nsid_registry *reg, nsid_ns *netns, const char *identifier,
                                       nsid_key_source *ret) {
@@ -799,32 +894,47 @@ static int scan_once(int mode, bool dry_run) {
                 return EXIT_FAIL;
         }
 
+        /* 1. open every netns; pick and record identities (sequential: the registry) */
         for (size_t i = 0; i < n; i++) {
                 row *w = &rows[i];
-                nsid_ns *netns = NULL;
-                nsid_proc *proc = NULL;
-                char *ident = NULL;
-                nsid_key_source src;
-                bool eligible;
 
                 w->info = &v[i];
-                r = nsid_netns_info_open(&v[i], &netns, &proc);
+                r = nsid_netns_info_open(&v[i], &w->netns, &w->proc);
                 if (r < 0) {
                         snprintf(w->state, sizeof(w->state), "gone (%s)", strerror(-r));
                         continue;
                 }
-                eligible = mode == MODE_RECONCILE && (!v[i].initial || arg.include_host);
-                if (eligible) {
-                        /* One worker per netns: it writes only if the identifier is unset. */
-                        set_result res;
-                        set_one(&c, netns, proc, NULL, NSID_KEY_AUTO, NULL,
-                                dry_run ? SET_DRY_RUN : 0, &res);
-                        w->source = res.source != NSID_KEY_AUTO
-                                            ? nsid_key_source_to_string(res.source)
+                if (mode == MODE_RECONCILE && (!v[i].initial || arg.include_host)) {
+                        if (set_prepare(&c, w->netns, w->proc, NULL, NSID_KEY_AUTO, NULL,
+                                        dry_run ? SET_DRY_RUN : 0, v[i].nfs_mounted, &w->job,
+                                        &w->res))
+                                w->job_kind = JOB_SET;
+                        else {
+                                snprintf(w->state, sizeof(w->state), "failed: %s", w->res.why);
+                                failed = true;
+                        }
+                } else
+                        w->job_kind = JOB_GET;
+        }
+
+        /* 2. the workers, many at a time */
+        pool_run(rows, n);
+
+        /* 3. results (sequential: the registry) */
+        for (size_t i = 0; i < n; i++) {
+                row *w = &rows[i];
+                nsid_key_source src;
+
+                if (w->job_kind == JOB_SET) {
+                        set_result *res = &w->res;
+
+                        set_finish(&c, &w->job, res);
+                        w->source = res->source != NSID_KEY_AUTO
+                                            ? nsid_key_source_to_string(res->source)
                                             : NULL;
                         w->have_identifier = true;
-                        snprintf(w->identifier, sizeof(w->identifier), "%s", res.identity);
-                        switch (res.state) {
+                        snprintf(w->identifier, sizeof(w->identifier), "%s", res->identity);
+                        switch (res->state) {
                         case ST_SET_NOW:
                                 snprintf(w->state, sizeof(w->state), "set now");
                                 break;
@@ -847,54 +957,48 @@ static int scan_once(int mode, bool dry_run) {
                         case ST_REFUSED:
                                 snprintf(w->state, sizeof(w->state), "already set (not by nsid)");
                                 snprintf(w->identifier, sizeof(w->identifier), "%s",
-                                         res.previous);
+                                         res->previous);
                                 w->source = NULL;
                                 break;
                         default:
-                                snprintf(w->state, sizeof(w->state), "failed: %s", res.why);
+                                snprintf(w->state, sizeof(w->state), "failed: %s", res->why);
                                 w->have_identifier = false;
                                 failed = true;
                         }
-                        nsid_ns_unref(netns);
-                        nsid_proc_unref(proc);
-                        continue;
-                }
-
-                r = nsid_nfs_client_get_identifier(netns, arg.timeout_ms, &ident);
-                if (r == -ENOENT) {
-                        w->no_nfs_client = true;
-                        w->have_identifier = false;
-                } else if (r < 0) {
-                        snprintf(w->state, sizeof(w->state), "failed: cannot read: %s",
-                                 strerror(-r));
-                        failed = true;
-                        nsid_ns_unref(netns);
-                        nsid_proc_unref(proc);
-                        continue;
-                } else {
-                        w->have_identifier = true;
-                        snprintf(w->identifier, sizeof(w->identifier), "%s", ident);
-                        free(ident);
-                }
-
-                {
-                        w->source = w->have_identifier
-                                            ? registry_source_of(c.reg, netns, w->identifier, &src)
-                                            : NULL;
+                } else if (w->job_kind == JOB_GET) {
+                        if (w->get_r == -ENOENT) {
+                                w->no_nfs_client = true;
+                                w->have_identifier = false;
+                        } else if (w->get_r < 0) {
+                                snprintf(w->state, sizeof(w->state), "failed: cannot read: %s",
+                                         strerror(-w->get_r));
+                                failed = true;
+                                goto next;
+                        } else {
+                                w->have_identifier = true;
+                                snprintf(w->identifier, sizeof(w->identifier), "%s",
+                                         w->get_ident);
+                        }
+                        w->source = w->have_identifier ? registry_source_of(c.reg, w->netns,
+                                                                            w->identifier, &src)
+                                                       : NULL;
                         if (w->no_nfs_client)
                                 snprintf(w->state, sizeof(w->state), "no nfs client");
-                        else if (!w->identifier[0] && v[i].nfs_mounted) {
+                        else if (!w->identifier[0] && w->info->nfs_mounted) {
                                 snprintf(w->state, sizeof(w->state), "unset, NFS mounted");
-                                w->problem = !v[i].initial;
+                                w->problem = !w->info->initial;
                         } else if (!w->identifier[0])
                                 snprintf(w->state, sizeof(w->state),
-                                         v[i].initial ? "unset (host)" : "unset");
+                                         w->info->initial ? "unset (host)" : "unset");
                         else
                                 snprintf(w->state, sizeof(w->state),
-                                         v[i].initial ? "already set (host)" : "already set");
+                                         w->info->initial ? "already set (host)"
+                                                          : "already set");
                 }
-                nsid_ns_unref(netns);
-                nsid_proc_unref(proc);
+        next:
+                w->get_ident = mfree(w->get_ident);
+                w->netns = nsid_ns_unref(w->netns);
+                w->proc = nsid_proc_unref(w->proc);
         }
 
         /* duplicates: two live netns presenting the same identifier */
