@@ -14,7 +14,7 @@ check "knfsd started (idmapping off)" nfs_server_start off || bail "no server"
 for i in 1 2 3 4; do
   check "container u$i (hostname web) created" container_create "u$i" --hostname web
   check "u$i identifier set" container_set_identifier "u$i" "lab-ident-u$i"
-  check_eq "u$i identifier reads back" "lab-ident-u$i" "$(container_identifier "u$i")"
+  [ "$i" = 1 ] && check_eq "u1 identifier reads back" "lab-ident-u1" "$(container_identifier u1)"
   check "u$i mounts the export (vers=4.2)" container_mount "u$i" vers=4.2,soft,timeo=50,retrans=2
 done
 nfs_server_wait_grace
@@ -58,10 +58,10 @@ finding collision-v42-confirmed "4 containers, hostname web, no uniquifier, vers
 check "fewer confirmed clients than containers ($conf < 4)" test "$conf" -lt 4
 
 nfs_server_wait_grace
-# Each container now does I/O, twice; sample the server's view after every operation.
+# Each container now writes once, in turn; sample the server's view after every write.
 declare -A seen=()
 ioerr=0 slow=0
-for round in 1 2; do
+for round in 1; do
   for i in 1 2 3 4; do
     t0=$(date +%s%N)
     container_exec "c$i" timeout 10 sh -c "echo r$round > /mnt/nfs/c$i-file && cat /mnt/nfs/c$i-file >/dev/null" || ioerr=$((ioerr + 1))
@@ -74,7 +74,7 @@ for round in 1 2; do
     done < <(nfs_server_clients | grep 'NFSv4\.2 web".*status=confirmed')
   done
 done
-finding collision-v42-flapping "8 writes from 4 colliding containers: ${#seen[@]} distinct confirmed clientid(s) seen for the one name, $ioerr write(s) failed, $slow took over 1 s"
+finding collision-v42-flapping "4 writes in turn from 4 colliding containers: ${#seen[@]} distinct confirmed clientid(s) seen for the one name, $ioerr write(s) failed, $slow took over 1 s"
 check "the confirmed client behind the one name changes as containers take turns (flapping)" test "${#seen[@]}" -gt 1
 note "dmesg (nfs):"
 dmesg | grep -iE 'nfs|clid|lease' | tail -n 15 | while read -r l; do note "  $l"; done
