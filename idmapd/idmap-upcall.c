@@ -257,7 +257,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                        strerror(-r));
                 return 1;
         }
-        watchdog_arm(key, IDMAP_MAX_SECONDS, IDMAP_NEGATIVE_TIMEOUT, EAGAIN);
+        watchdog_arm(key, o->max_seconds, IDMAP_NEGATIVE_TIMEOUT, EAGAIN);
         if (keyctl_describe_alloc(key, &d) < 0) {
                 r = -errno;
                 logmsg(LOG_ERR, "key %d: cannot describe it: %s", key, strerror(-r));

@@ -57,11 +57,13 @@ static void help(const char *prog) {
                "      --keyring=NAME      keyring for -c/-l/-u/-g/-r (default %s)\n"
                "      --log-file=PATH     also append log lines to PATH\n"
                "      --dns-timeout=MS    bound of a DNS lookup (default %u)\n"
+               "      --max-time=SECONDS  reject an id_resolver key still unanswered after\n"
+               "                          SECONDS (default %u)\n"
                "  -h, --help              this help\n"
                "      --version           print the version\n",
                prog, prog, prog, IDMAP_DEFAULT_TIMEOUT, IDMAP_DEFAULT_KEYRING,
                IDMAP_DEFAULT_KEYRING, IDMAP_DEFAULT_CONF, NSID_SYSCONF_FILE,
-               IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS);
+               IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS, IDMAP_MAX_SECONDS);
 }
 
 enum {
@@ -72,6 +74,7 @@ enum {
         OPT_LOG_FILE,
         OPT_DNS_TIMEOUT,
         OPT_TEST_PREFIX,
+        OPT_MAX_TIME,
 };
 
 int main(int argc, char **argv) {
@@ -91,6 +94,7 @@ int main(int argc, char **argv) {
                 { "keyring", required_argument, NULL, OPT_KEYRING },
                 { "log-file", required_argument, NULL, OPT_LOG_FILE },
                 { "dns-timeout", required_argument, NULL, OPT_DNS_TIMEOUT },
+                { "max-time", required_argument, NULL, OPT_MAX_TIME },
                 /* Test seam (see nsid-idmap(8), TESTING): answer `user` keys whose
                  * description is PREFIX followed by an id_resolver description. */
                 { "test-user-prefix", required_argument, NULL, OPT_TEST_PREFIX },
@@ -102,6 +106,7 @@ int main(int argc, char **argv) {
                 .nsid_conf = NSID_SYSCONF_FILE,
                 .keyring = IDMAP_DEFAULT_KEYRING,
                 .dns_total_ms = DNS_DEFAULT_TOTAL_MS,
+                .max_seconds = IDMAP_MAX_SECONDS,
         };
         const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
         bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
@@ -164,6 +169,12 @@ int main(int argc, char **argv) {
                                 usage_error = true;
                         else
                                 o.dns_total_ms = (unsigned) v;
+                        break;
+                case OPT_MAX_TIME:
+                        if (parse_uint_strict(optarg, 3600, &v) < 0 || v < 1)
+                                usage_error = true;
+                        else
+                                o.max_seconds = (unsigned) v;
                         break;
                 case OPT_TEST_PREFIX:
                         o.test_prefix = optarg;

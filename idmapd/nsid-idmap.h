@@ -33,6 +33,7 @@ typedef struct idmap_opts {
         const char *keyring;      /* --keyring (admin commands) */
         const char *test_prefix;  /* --test-user-prefix: the `user` key test seam */
         unsigned dns_total_ms;    /* --dns-timeout */
+        unsigned max_seconds;     /* --max-time: watchdog of the id_resolver upcall */
 } idmap_opts;
 
 /* Logging: syslog, or stderr when -v is given or stderr is a terminal; --log-file appends. */

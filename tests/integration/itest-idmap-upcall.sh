@@ -162,6 +162,46 @@ else
         pass "fds 0-2 closed: the log file holds only log lines ($(wc -l <"$T/log-closed") line)"
 fi
 
+# The watchdog: libnfsidmap's umich_ldap method talking to an LDAP "server" that accepts
+# connections and never answers (a local listener; LDAP_timeout_seconds 60). With
+# --max-time=2 the key must be rejected (EAGAIN) after about 2 s, not hang the requester.
+port=$((20000 + RANDOM % 20000))
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)' "$port" &
+ldap_pid=$!
+sleep 0.3
+cat >"$T/ldap-idmapd.conf" <<CONF
+[General]
+Domain = example.test
+[Translation]
+Method = umich_ldap
+[UMICH_SCHEMA]
+LDAP_server = 127.0.0.1
+LDAP_port = $port
+LDAP_base = dc=example,dc=test
+LDAP_canonicalize_name = false
+LDAP_timeout_seconds = 60
+CONF
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/ldap-idmapd.conf --config=$T/nsid.conf --log-file=$T/log --max-time=2 -t 30 %k %d" >"$rule"
+: >"$T/status"
+start=$(date +%s%N)
+r=$(req_host uid:carol@example.test)
+ms=$((($(date +%s%N) - start) / 1000000))
+kill "$ldap_pid" 2>/dev/null || true
+case "$r" in
+*"Resource temporarily unavailable"*)
+        [ "$ms" -ge 1900 ] && [ "$ms" -lt 8000 ] && pass "hung LDAP: rejected (EAGAIN) by the watchdog after ${ms} ms" ||
+                fail "hung LDAP: rejected after ${ms} ms, want about 2000" ;;
+*) fail "hung LDAP: got '$r' after ${ms} ms, want EAGAIN from the watchdog" ;;
+esac
+grep -q "time limit reached; rejecting the key" "$T/log" && pass "watchdog log line" || fail "no watchdog log line"
+grep -q "^exit=1 " "$T/status" && pass "watchdog: exit 1" || fail "watchdog exit: $(cat "$T/status")"
+
 # Bad command lines still end the request when the key serial is known.
 echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: -t notanumber %k %d" >"$rule"
 r=$(req_host uid:bin@example.test)
