@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,9 +144,34 @@ static int mkdir_parent(const char *path) {
         return 0;
 }
 
+static int read_user_version(nsid_registry *r, int *ret) {
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        rc = sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return fail(r, rc, "reading the schema version");
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                int e = fail(r, rc, "reading the schema version");
+                sqlite3_finalize(st);
+                return e;
+        }
+        *ret = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        return 0;
+}
+
 static int schema_setup(nsid_registry *r) {
         sqlite3_stmt *st = NULL;
         int rc, version, e;
+
+        /* The common case, an existing database of our version: no write lock needed. */
+        e = read_user_version(r, &version);
+        if (e < 0)
+                return e;
+        if (version == NSID_REGISTRY_SCHEMA_VERSION)
+                return exec(r, "SELECT count(*) FROM bindings WHERE 0");
 
         if (!(r->flags & NSID_REGISTRY_READONLY)) {
                 e = exec(r, "BEGIN IMMEDIATE");
@@ -259,10 +285,22 @@ _public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry 
         (void) sqlite3_busy_timeout(r->db, BUSY_TIMEOUT_MS);
 
         if (!(flags & NSID_REGISTRY_READONLY)) {
-                /* Setting WAL needs a moment of exclusive access; the busy handler waits. */
-                e = exec(r, "PRAGMA journal_mode=WAL");
-                if (e < 0)
-                        return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+                /* WAL is persistent; setting it needs a moment of exclusive access (the busy
+                 * handler waits), so only when it is not already on. */
+                sqlite3_stmt *st = NULL;
+                bool wal = false;
+
+                rc = sqlite3_prepare_v2(r->db, "PRAGMA journal_mode", -1, &st, NULL);
+                if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+                        const char *m = (const char *) sqlite3_column_text(st, 0);
+                        wal = m && strcmp(m, "wal") == 0;
+                }
+                sqlite3_finalize(st);
+                if (!wal) {
+                        e = exec(r, "PRAGMA journal_mode=WAL");
+                        if (e < 0)
+                                return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
+                }
         }
         e = exec(r, "PRAGMA synchronous=NORMAL");
         if (e >= 0)
