@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* struct idmap_msg upcalls (a pipe's bytes: 140 for the upcall, then 140 as a candidate
+ * downcall). Invariants: an accepted upcall always gets a reply the kernel's checks accept,
+ * and a failure reply that the kernel reads as a failure. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nsid/idmapmsg.h>
+
+#define CHECK(x)                                                                               \
+        do {                                                                                   \
+                if (!(x))                                                                      \
+                        abort();                                                               \
+        } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        nsid_idmap_request rq;
+        nsid_idmap_msg out;
+        char name[NSID_IDMAP_NAMESZ];
+        uint32_t id;
+
+        if (size > 1024)
+                return 0;
+        size_t up = size < NSID_IDMAP_MSG_SIZE ? size : NSID_IDMAP_MSG_SIZE;
+        if (nsid_idmap_msg_parse_upcall(data, size == 280 ? 140 : size, &rq) < 0)
+                return 0;
+        CHECK(rq.type <= 1 && rq.conv <= 1);
+        if (rq.conv == NSID_IDMAP_CONV_NAMETOID) {
+                CHECK(strlen(rq.name) > 0 && strlen(rq.name) < NSID_IDMAP_NAMESZ);
+                CHECK(nsid_idmap_msg_build_reply(&rq, 1000, NULL, &out) == 0);
+                CHECK(nsid_idmap_msg_check_reply(&rq, &out, sizeof(out), &id, NULL) == 1);
+                CHECK(id == 1000);
+        } else {
+                CHECK(rq.id != UINT32_MAX);
+                CHECK(nsid_idmap_msg_build_reply(&rq, 0, "someone@example.test", &out) == 0);
+                CHECK(nsid_idmap_msg_check_reply(&rq, &out, sizeof(out), NULL, name) == 1);
+                CHECK(strcmp(name, "someone@example.test") == 0);
+        }
+        CHECK(nsid_idmap_msg_build_failure(&rq, NSID_IDMAP_STATUS_LOOKUPFAIL, &out) == 0);
+        CHECK(nsid_idmap_msg_check_reply(&rq, &out, sizeof(out), NULL, NULL) == 0);
+        /* the rest of the input as a hostile downcall: never crashes, never "accepted" with a
+         * mismatching name or id */
+        if (size == 280) {
+                int r = nsid_idmap_msg_check_reply(&rq, data + 140, 140, &id, name);
+                CHECK(r >= -200 && r <= 1);
+        }
+        (void) up;
+        return 0;
+}
