@@ -86,6 +86,21 @@ if command -v nfsidmap >/dev/null; then
                 done
         fi
 fi
+# The installed request-key rules: replacing nfsidmap means changing only the program path.
+dest=$(mktemp -d /tmp/nsid-itest-admin-install.XXXXXX)
+DESTDIR=$dest cmake --install "$build" --prefix /usr >/dev/null
+ours=$(grep -v '^#' "$dest/etc/request-key.d/nsid-idmap.conf" | tr -s ' \t' ' ')
+dns=$(grep -v '^#' "$dest/etc/request-key.d/nsid-dns.conf" | tr -s ' \t' ' ')
+rm -rf "$dest"
+[ "$ours" = "create id_resolver * * /usr/sbin/nsid-idmap -t 600 %k %d" ] && pass "installed rule: $ours" || fail "installed rule: '$ours'"
+[ "$dns" = "create dns_resolver * * /usr/sbin/nsid-idmap dns %k" ] && pass "installed rule: $dns" || fail "installed dns rule: '$dns'"
+if [ -f /etc/request-key.d/id_resolver.conf ]; then
+        theirs=$(grep -v '^#' /etc/request-key.d/id_resolver.conf | grep . | tr -s ' \t' ' ')
+        [ "${theirs/\/usr\/sbin\/nfsidmap/\/usr\/sbin\/nsid-idmap}" = "$ours" ] &&
+                pass "nfs-common's line with only the program path changed is ours" ||
+                fail "nfs-common: '$theirs' vs ours '$ours'"
+fi
+
 # Bad usage: exit 1 like nfsidmap
 set +e
 "$bin" -l -c >/dev/null 2>&1; r=$?
