@@ -7,8 +7,16 @@
 int parse_u64_n(const char *s, size_t len, uint64_t max, uint64_t *ret) {
         uint64_t v = 0;
 
-        if (!s || len == 0 || len > 20)
-                return s && len > 20 && strspn(s, "0123456789") >= len ? -ERANGE : -EINVAL;
+        if (!s || len == 0)
+                return -EINVAL;
+        if (len > 20) {
+                /* Too many digits for 64 bits, or not a number at all; never look past len:
+                 * the field need not be NUL-terminated. */
+                for (size_t i = 0; i < len; i++)
+                        if (s[i] < '0' || s[i] > '9')
+                                return -EINVAL;
+                return -ERANGE;
+        }
         for (size_t i = 0; i < len; i++) {
                 unsigned d;
                 if (s[i] < '0' || s[i] > '9')

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -36,6 +38,16 @@ static void test_u64_n(void **state) {
         assert_true(v == UINT64_MAX);
         assert_int_equal(parse_u64_n("18446744073709551616", 20, UINT64_MAX, &v), -ERANGE);
         assert_int_equal(parse_u64_n("12", 0, UINT64_MAX, &v), -EINVAL);
+
+        /* A field of 21+ digits that is not NUL-terminated: exact-size heap buffer, so ASan
+         * catches any read past len. */
+        char *f = malloc(25);
+        assert_non_null(f);
+        memset(f, '9', 25);
+        assert_int_equal(parse_u64_n(f, 25, UINT64_MAX, &v), -ERANGE);
+        f[24] = 'x';
+        assert_int_equal(parse_u64_n(f, 25, UINT64_MAX, &v), -EINVAL);
+        free(f);
 }
 
 static void test_pid(void **state) {
