@@ -164,7 +164,7 @@ static int read_user_version(nsid_registry *r, int *ret) {
 
 static int schema_setup(nsid_registry *r) {
         sqlite3_stmt *st = NULL;
-        int rc, version, e;
+        int rc, version = 0, e;
 
         /* The common case, an existing database of our version: no write lock needed. */
         e = read_user_version(r, &version);
