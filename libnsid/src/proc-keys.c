@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* /proc/keys lines and the .request_key_auth description (nsid/keyring.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <nsid/keyring.h>
@@ -146,23 +147,33 @@ _public_ int nsid_proc_keys_parse_line(const char *line, size_t len, nsid_proc_k
 _public_ int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
                                  nsid_proc_keys_entry *ret) {
         const char *p = text, *end = text + size;
+        nsid_proc_keys_entry found;
+        bool have = false;
 
         assert_return(text || size == 0, -EINVAL);
         assert_return(serial > 0, -EINVAL);
         assert_return(ret, -EINVAL);
 
+        /* Every line is looked at: descriptions are printed raw, so a key whose description
+         * holds a newline can forge a line that looks like another key's. Such a forged
+         * line makes the serial appear twice, and the lookup fails instead of guessing. */
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 size_t l = nl ? (size_t) (nl - p) : (size_t) (end - p);
                 nsid_proc_keys_entry e;
 
                 if (nsid_proc_keys_parse_line(p, l, &e) >= 0 && e.serial == serial) {
-                        *ret = e;
-                        return 0;
+                        if (have)
+                                return -ENOTUNIQ;
+                        found = e;
+                        have = true;
                 }
                 p += l + (nl ? 1 : 0);
         }
-        return -ENOENT;
+        if (!have)
+                return -ENOENT;
+        *ret = found;
+        return 0;
 }
 
 /* Decimal without leading zeros, exactly len bytes. */

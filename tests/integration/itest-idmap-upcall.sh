@@ -165,16 +165,16 @@ fi
 # The watchdog: libnfsidmap's umich_ldap method talking to an LDAP "server" that accepts
 # connections and never answers (a local listener; LDAP_timeout_seconds 60). With
 # --max-time=2 the key must be rejected (EAGAIN) after about 2 s, not hang the requester.
-port=$((20000 + RANDOM % 20000))
 python3 -c '
-import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
 conns = []
 while True:
-    c, _ = s.accept(); conns.append(c)' "$port" &
+    c, _ = s.accept(); conns.append(c)' "$T/ldap-port" &
 ldap_pid=$!
-sleep 0.3
+for _ in $(seq 100); do [ -s "$T/ldap-port" ] && break; sleep 0.05; done
+port=$(cat "$T/ldap-port")
 cat >"$T/ldap-idmapd.conf" <<CONF
 [General]
 Domain = example.test

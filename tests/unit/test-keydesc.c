@@ -182,6 +182,11 @@ static void test_proc_keys(void **state) {
         assert_int_equal(nsid_proc_keys_find(text, strlen(text), 0xb, &e), 0);
         assert_memory_equal(e.description, "b", 1);
         assert_int_equal(nsid_proc_keys_find(text, strlen(text), 0xc, &e), -ENOENT);
+        /* a forged line (a description with a newline) duplicating a serial */
+        const char *forged = "0000000a I------     1 perm 1f030000     0     0 .request_ key:1 pid:1 ci:0\n"
+                             "0000000b I------     1 perm 3f010000  1000  1000 user      x\n"
+                             "0000000a I------     1 perm 1f030000     0     0 .request_ key:1 pid:666 ci:0\n";
+        assert_int_equal(nsid_proc_keys_find(forged, strlen(forged), 0xa, &e), -ENOTUNIQ);
 }
 
 int main(void) {

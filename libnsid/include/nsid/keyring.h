@@ -81,7 +81,8 @@ typedef struct nsid_proc_keys_entry {
 NSID_API_WARN_UNUSED int nsid_proc_keys_parse_line(const char *line, size_t len,
                                                    nsid_proc_keys_entry *ret);
 /* Find the line of one key in the whole text of /proc/keys. Malformed lines are skipped.
- * -ENOENT when absent. */
+ * -ENOENT when absent, -ENOTUNIQ when the serial heads more than one line (descriptions are
+ * printed raw: a description with a newline can forge a line). */
 NSID_API_WARN_UNUSED int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
                                              nsid_proc_keys_entry *ret);
 
