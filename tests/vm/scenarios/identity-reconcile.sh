@@ -72,7 +72,8 @@ if kernel_at_least 6 5; then
   check "l1 mounts (its first mount, after the identifier)" container_mount l1 vers=4.2,soft,timeo=50,retrans=2
   nfs_server_wait_grace
   check "l1 writes" container_exec l1 timeout 20 sh -c "echo l1 > /mnt/nfs/l1"
-  check "server: l1's owner string carries the identifier" sh -c "grep -q 'name=\"Linux NFSv4.2 $idl/web\" status=confirmed' <<< \"\$(nfs_server_clients)\""
+  has_client() { nfs_server_clients | grep -q "name=\"Linux NFSv4.2 $1/web\" status=confirmed"; }
+  check "server: l1's owner string carries the identifier" has_client "$idl"
   finding identity-reconcile-udev "$(uname -r): uevent-triggered reconcile set the new netns's identifier $ms ms after creation, before its first mount"
 else
   sleep 5
