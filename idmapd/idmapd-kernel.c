@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-idmapd: the kernel side of each network namespace.
+ *
+ *  - client: the netns's own rpc_pipefs, created from a thread that joined the netns
+ *    (rpc_pipefs takes the netns of the task that creates the filesystem context) as a
+ *    detached mount (fsopen/fsmount) that only this daemon holds: nothing is mounted in any
+ *    mount namespace, and closing the fd releases it. nfs/ and each nfs/clnt<N>/ are watched
+ *    with inotify; every nfs/clnt<N>/idmap pipe is read one upcall at a time.
+ *  - server: /proc/thread-self/net/rpc/nfs4.{nametoid,idtoname}/channel opened by the same
+ *    thread, i.e. the channels of that netns's knfsd.
+ *  - the kernel's global key cache: answers that are specific to a namespace are invalidated
+ *    in .id_resolver (KEYCTL_INVALIDATE on the id_legacy key) shortly after the kernel took
+ *    them, so another namespace cannot be served them from the cache.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "idmapd.h"
+
+static int inotify_fd = -1;
+int dm_netns_dir_wd = -1;
+int64_t dm_rescan_at_us = 0;
+
+typedef struct watch {
+        struct watch *next;
+        int wd;
+        dm_ns *ns;
+} watch;
+static watch *watches = NULL;
+
+int dm_inotify_fd(void) {
+        if (inotify_fd < 0)
+                inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        return inotify_fd;
+}
+
+/* ---- attaching: a thread joins the netns and creates what must be created there ---- */
+
+typedef struct attach_args {
+        int netns_fd;
+        int pipefs_fd, pipefs_err;
+        int chan[2], chan_err;
+} attach_args;
+
+static void *attach_thread(void *arg) {
+        attach_args *a = arg;
+        static const char *const chans[2] = {
+                "/proc/thread-self/net/rpc/nfs4.nametoid/channel",
+                "/proc/thread-self/net/rpc/nfs4.idtoname/channel",
+        };
+        if (setns(a->netns_fd, CLONE_NEWNET) < 0) {
+                a->pipefs_err = a->chan_err = -errno;
+                return NULL;
+        }
+        int fs = (int) syscall(SYS_fsopen, "rpc_pipefs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                a->pipefs_err = -errno;
+        else {
+                if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                        a->pipefs_err = -errno;
+                else {
+                        a->pipefs_fd = (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+                        if (a->pipefs_fd < 0)
+                                a->pipefs_err = -errno;
+                }
+                close(fs);
+        }
+        for (int i = 0; i < 2; i++) {
+                a->chan[i] = open(chans[i], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+                if (a->chan[i] < 0)
+                        a->chan_err = -errno;
+        }
+        if (a->chan_err < 0)
+                for (int i = 0; i < 2; i++)
+                        if (a->chan[i] >= 0) {
+                                close(a->chan[i]);
+                                a->chan[i] = -1;
+                        }
+        return NULL;
+}
+
+static void pipe_close(dm_pipe *p) {
+        dm_pending_drop_pipe(p);
+        dm_epoll_del(p->fd);
+        close(p->fd);
+        free(p);
+}
+
+/* Bring the set of idmap pipes in line with nfs/clnt<N>/ of the netns's rpc_pipefs. */
+static void sync_pipes(dm_ns *ns) {
+        char path[384];
+        int dfd;
+        DIR *d;
+        struct dirent *de;
+
+        if (ns->pipefs_fd < 0)
+                return;
+        for (dm_pipe *p = ns->pipes; p; p = p->next)
+                p->seen = false;
+        dfd = openat(ns->pipefs_fd, "nfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return;
+        d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return;
+        }
+        while ((de = readdir(d))) {
+                if (strncmp(de->d_name, "clnt", 4) != 0 || strlen(de->d_name) >= 48)
+                        continue;
+                char name[48];
+                snprintf(name, sizeof(name), "%.47s", de->d_name);
+                dm_pipe *p;
+                for (p = ns->pipes; p; p = p->next)
+                        if (strcmp(p->clnt, name) == 0)
+                                break;
+                if (p) {
+                        p->seen = true;
+                        continue;
+                }
+                /* watch the client directory: its idmap pipe may appear after it */
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/nfs/%s", ns->pipefs_fd, name);
+                int wd = inotify_add_watch(dm_inotify_fd(), path, IN_CREATE | IN_ONLYDIR);
+                if (wd >= 0) {
+                        watch *w = calloc(1, sizeof(*w));
+                        if (w) {
+                                w->wd = wd;
+                                w->ns = ns;
+                                w->next = watches;
+                                watches = w;
+                        }
+                }
+                snprintf(path, sizeof(path), "nfs/%s/idmap", name);
+                int fd = openat(ns->pipefs_fd, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* not an NFSv4 client (or not yet) */
+                p = calloc(1, sizeof(*p));
+                if (!p) {
+                        close(fd);
+                        continue;
+                }
+                p->ns = ns;
+                p->fd = fd;
+                p->seen = true;
+                p->tag = (dm_tag) { .kind = DM_TAG_PIPE, .obj = p };
+                snprintf(p->clnt, sizeof(p->clnt), "%s", name);
+                if (dm_epoll_add(fd, EPOLLIN, &p->tag) < 0) {
+                        close(fd);
+                        free(p);
+                        continue;
+                }
+                p->next = ns->pipes;
+                ns->pipes = p;
+                dm_log(LOG_INFO, ns, "serving %s/idmap", p->clnt);
+        }
+        closedir(d);
+        for (dm_pipe **pp = &ns->pipes; *pp;) {
+                dm_pipe *p = *pp;
+                if (p->seen) {
+                        pp = &p->next;
+                        continue;
+                }
+                *pp = p->next;
+                dm_log(LOG_INFO, ns, "%s/idmap gone", p->clnt);
+                pipe_close(p);
+        }
+}
+
+void dm_kernel_attach(dm_ns *ns) {
+        attach_args a = { .netns_fd = nsid_ns_get_fd(ns->netns), .pipefs_fd = -1,
+                          .chan = { -1, -1 } };
+        pthread_t t;
+        bool want_pipefs = ns->pipefs_fd < 0, want_chan = ns->chan_fd[0] < 0;
+
+        ns->next_attach_us = 0;
+        if (!want_pipefs && !want_chan)
+                return;
+        if (pthread_create(&t, NULL, attach_thread, &a) != 0) {
+                ns->next_attach_us = dm_now_us() + 30 * 1000000ll;
+                return;
+        }
+        pthread_join(t, NULL);
+
+        if (want_pipefs) {
+                int old = ns->pipefs_error;
+                ns->pipefs_error = a.pipefs_err;
+                if (a.pipefs_fd >= 0) {
+                        char path[64];
+                        ns->pipefs_fd = a.pipefs_fd;
+                        snprintf(path, sizeof(path), "/proc/self/fd/%d/nfs", ns->pipefs_fd);
+                        ns->pipefs_wd = inotify_add_watch(dm_inotify_fd(), path,
+                                                          IN_CREATE | IN_DELETE | IN_ONLYDIR);
+                        if (ns->pipefs_wd >= 0) {
+                                watch *w = calloc(1, sizeof(*w));
+                                if (w) {
+                                        w->wd = ns->pipefs_wd;
+                                        w->ns = ns;
+                                        w->next = watches;
+                                        watches = w;
+                                }
+                        }
+                        dm_log(LOG_INFO, ns, "private rpc_pipefs created (client side)");
+                        sync_pipes(ns);
+                } else if (old != a.pipefs_err)
+                        dm_log(LOG_INFO, ns, "no rpc_pipefs: %s%s", strerror(-a.pipefs_err),
+                               a.pipefs_err == -ENODEV ? " (sunrpc not loaded); retrying" : "");
+        } else if (a.pipefs_fd >= 0)
+                close(a.pipefs_fd);
+
+        if (want_chan) {
+                int old = ns->chan_error;
+                ns->chan_error = a.chan_err;
+                if (a.chan[0] >= 0) {
+                        for (int i = 0; i < 2; i++) {
+                                ns->chan_fd[i] = a.chan[i];
+                                ns->chan_tag[i] = (dm_tag) { .kind = DM_TAG_CHANNEL, .obj = ns,
+                                                             .which = i };
+                                (void) dm_epoll_add(ns->chan_fd[i], EPOLLIN, &ns->chan_tag[i]);
+                        }
+                        dm_log(LOG_INFO, ns, "serving knfsd's nfs4.nametoid and nfs4.idtoname "
+                               "channels (server side)");
+                } else if (old != a.chan_err)
+                        dm_log(LOG_INFO, ns, "no knfsd idmap channels: %s%s",
+                               strerror(-a.chan_err),
+                               a.chan_err == -ENOENT ? " (nfsd not loaded); retrying" : "");
+        } else
+                for (int i = 0; i < 2; i++)
+                        if (a.chan[i] >= 0)
+                                close(a.chan[i]);
+
+        if (ns->pipefs_fd < 0 || ns->chan_fd[0] < 0)
+                ns->next_attach_us = dm_now_us() + 30 * 1000000ll;
+}
+
+void dm_kernel_detach(dm_ns *ns) {
+        for (watch **pp = &watches; *pp;) {
+                watch *w = *pp;
+                if (w->ns != ns) {
+                        pp = &w->next;
+                        continue;
+                }
+                *pp = w->next;
+                (void) inotify_rm_watch(inotify_fd, w->wd);
+                free(w);
+        }
+        while (ns->pipes) {
+                dm_pipe *p = ns->pipes;
+                ns->pipes = p->next;
+                pipe_close(p);
+        }
+        if (ns->pipefs_fd >= 0)
+                close(ns->pipefs_fd);
+        ns->pipefs_fd = -1;
+        for (int i = 0; i < 2; i++)
+                if (ns->chan_fd[i] >= 0) {
+                        dm_epoll_del(ns->chan_fd[i]);
+                        close(ns->chan_fd[i]);
+                        ns->chan_fd[i] = -1;
+                }
+}
+
+void dm_kernel_inotify_event(int ifd) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        for (;;) {
+                ssize_t n = read(ifd, buf, sizeof(buf));
+                if (n <= 0)
+                        return;
+                for (char *p = buf; p < buf + n;) {
+                        struct inotify_event *ev = (struct inotify_event *) p;
+                        p += sizeof(*ev) + ev->len;
+                        if (ev->wd == dm_netns_dir_wd) {
+                                /* `ip netns add` creates the file, then bind-mounts the
+                                 * netns on it: look a moment later */
+                                dm_rescan_at_us = dm_now_us() + 200000;
+                                continue;
+                        }
+                        for (watch **pp = &watches; *pp; pp = &(*pp)->next) {
+                                watch *w = *pp;
+                                if (w->wd != ev->wd)
+                                        continue;
+                                if (ev->mask & IN_IGNORED) {
+                                        *pp = w->next;
+                                        free(w);
+                                } else
+                                        sync_pipes(w->ns);
+                                break;
+                        }
+                }
+        }
+}
+
+/* ---- pipes ---- */
+
+static void query_from_pipe(const nsid_idmap_request *rq, dm_view view, dm_query *q) {
+        *q = (dm_query) { .view = view };
+        bool user = rq->type == NSID_IDMAP_TYPE_USER;
+        if (rq->conv == NSID_IDMAP_CONV_NAMETOID) {
+                q->kind = user ? NSID_IDMAP_KEY_UID : NSID_IDMAP_KEY_GID;
+                memcpy(q->name, rq->name, strlen(rq->name) + 1);
+        } else {
+                q->kind = user ? NSID_IDMAP_KEY_USER : NSID_IDMAP_KEY_GROUP;
+                q->id = rq->id;
+        }
+}
+
+void dm_pipe_readable(dm_pipe *p) {
+        unsigned char buf[NSID_IDMAP_MSG_SIZE + 1];
+        dm_pending t = { .origin = DM_ORIGIN_PIPE, .pipe = p };
+        dm_query q;
+        ssize_t n;
+        int r;
+
+        if (p->busy)
+                return;
+        n = read(p->fd, buf, sizeof(buf));
+        if (n <= 0)
+                return;
+        p->ns->stats.pipe_upcalls++;
+        r = nsid_idmap_msg_parse_upcall(buf, (size_t) n, &t.pipe_req);
+        if (r < 0) {
+                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s", p->clnt, n,
+                       strerror(-r));
+                return;
+        }
+        query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);
+        p->busy = true;
+        (void) dm_epoll_mod(p->fd, 0, &p->tag);
+        (void) dm_request(p->ns, &q, &t, NULL, NULL);
+}
+
+/* Is this answer the same as the host's (so a shared key cache entry harms nobody)? */
+static bool same_as_host(const dm_query *q, const dm_answer *a) {
+        dm_ns *h = dm_ns_host();
+        dm_answer ha;
+        uint32_t ttl;
+        dm_query hq = *q;
+        hq.view = DM_VIEW_HOST;
+        if (!h || dm_cache_get(h->cache, &hq, dm_now_us(), &ha, &ttl) != 1 || ha.error != 0)
+                return false;
+        if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID)
+                return ha.id == a->id;
+        return strcmp(ha.name, a->name) == 0;
+}
+
+void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
+        dm_pipe *p = pd->pipe;
+        nsid_idmap_msg m;
+        int r;
+
+        if (!p)
+                return; /* the pipe went away meanwhile */
+        if (a->error == 0)
+                r = nsid_idmap_msg_build_reply(&pd->pipe_req, a->id, a->name, &m);
+        else
+                r = -EINVAL;
+        if (r < 0 && nsid_idmap_msg_build_failure(&pd->pipe_req, NSID_IDMAP_STATUS_LOOKUPFAIL,
+                                                  &m) < 0)
+                goto done;
+        if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
+                dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
+                       "timed out)", p->clnt, strerror(errno));
+        else if (r >= 0 && dm_cfg.isolate_keys && !p->ns->is_host && !same_as_host(&pd->q, a))
+                dm_keys_schedule_invalidate(p->ns, &pd->q);
+done:
+        p->busy = false;
+        (void) dm_epoll_mod(p->fd, EPOLLIN, &p->tag);
+}
+
+/* ---- knfsd channels ---- */
+
+void dm_channel_readable(dm_ns *ns, int which) {
+        char buf[NSID_NFSD_LINE_MAX + 2];
+        dm_pending t = { .origin = DM_ORIGIN_CHANNEL, .channel = which };
+        dm_query q = { .view = ns->kernel_view };
+        ssize_t n;
+        int r;
+
+        n = read(ns->chan_fd[which], buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return;
+        ns->stats.channel_requests++;
+        r = nsid_nfsd_request_parse((nsid_nfsd_channel) which, buf, (size_t) n, &t.chan_req);
+        if (r < 0) {
+                char esc[200];
+                if (nsid_qword_escape(buf, (size_t) n < 48 ? (size_t) n : 48, esc, sizeof(esc)) < 0)
+                        strcpy(esc, "?");
+                dm_log(LOG_WARNING, ns, "%s: invalid request \"%s\": %s",
+                       nsid_nfsd_channel_name((nsid_nfsd_channel) which), esc, strerror(-r));
+                return;
+        }
+        if (which == NSID_NFSD_NAMETOID) {
+                q.kind = t.chan_req.group ? NSID_IDMAP_KEY_GID : NSID_IDMAP_KEY_UID;
+                memcpy(q.name, t.chan_req.name, strlen(t.chan_req.name) + 1);
+        } else {
+                q.kind = t.chan_req.group ? NSID_IDMAP_KEY_GROUP : NSID_IDMAP_KEY_USER;
+                q.id = t.chan_req.id;
+                if (q.id == UINT32_MAX) {
+                        dm_answer neg = { .error = -ENOENT };
+                        t.ns = ns;
+                        dm_channel_answer(&t, &neg);
+                        return;
+                }
+        }
+        (void) dm_request(ns, &q, &t, NULL, NULL);
+}
+
+void dm_channel_answer(dm_pending *pd, const dm_answer *a) {
+        dm_ns *ns = pd->ns;
+        char line[NSID_NFSD_LINE_MAX];
+        int which = pd->channel;
+        /* failures (timeouts) are short negative entries so that knfsd asks again soon */
+        unsigned ttl = a->error == 0         ? dm_cfg.cache_ttl
+                       : a->error == -ENOENT ? dm_cfg.negative_ttl
+                                             : 5;
+        int n = nsid_nfsd_reply_format(&pd->chan_req, (int64_t) time(NULL) + ttl, a->error != 0,
+                                       a->id, a->name, line, sizeof(line));
+        if (n < 0)
+                n = nsid_nfsd_reply_format(&pd->chan_req, (int64_t) time(NULL) + 5, true, 0, NULL,
+                                           line, sizeof(line));
+        if (n < 0 || ns->chan_fd[which] < 0)
+                return;
+        if (write(ns->chan_fd[which], line, (size_t) n) != n)
+                dm_log(LOG_INFO, ns, "%s: reply refused: %s",
+                       nsid_nfsd_channel_name((nsid_nfsd_channel) which), strerror(errno));
+}
+
+/* ---- the kernel's global .id_resolver cache ---- */
+
+typedef struct key_job {
+        struct key_job *next;
+        int64_t when_us;
+        nsid_ns_id ns_id;
+        char desc[160];
+} key_job;
+static key_job *key_jobs = NULL;
+
+static int key_description(const dm_query *q, char *buf, size_t size) {
+        static const char *const prefix[] = { "uid", "gid", "user", "group" };
+        if ((unsigned) q->kind >= 4)
+                return -EINVAL;
+        if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID)
+                return snprintf(buf, size, "%s:%s", prefix[q->kind], q->name) >= (int) size ? -ENAMETOOLONG : 0;
+        return snprintf(buf, size, "%s:%u", prefix[q->kind], q->id) >= (int) size ? -ENAMETOOLONG : 0;
+}
+
+void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
+        key_job *j = calloc(1, sizeof(*j));
+        if (!j)
+                return;
+        if (key_description(q, j->desc, sizeof(j->desc)) < 0) {
+                free(j);
+                return;
+        }
+        j->ns_id = ns->id;
+        /* the kernel's waiter must hold its reference to the key before it is invalidated */
+        j->when_us = dm_now_us() + (int64_t) dm_cfg.key_invalidate_delay_ms * 1000;
+        j->next = key_jobs;
+        key_jobs = j;
+}
+
+#define KEYCTL_INVALIDATE_ 21
+
+void dm_keys_run(int64_t now_us) {
+        bool due = false;
+        for (key_job *j = key_jobs; j; j = j->next)
+                if (j->when_us <= now_us)
+                        due = true;
+        if (!due)
+                return;
+        char *text = NULL;
+        size_t size = 0, cap = 0;
+        int fd = open("/proc/keys", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                for (;;) {
+                        if (size + 4096 > cap) {
+                                char *n = realloc(text, cap = cap ? cap * 2 : 65536);
+                                if (!n)
+                                        break;
+                                text = n;
+                        }
+                        ssize_t k = read(fd, text + size, cap - size);
+                        if (k <= 0)
+                                break;
+                        size += (size_t) k;
+                }
+                close(fd);
+        }
+        for (key_job **pp = &key_jobs; *pp;) {
+                key_job *j = *pp;
+                if (j->when_us > now_us) {
+                        pp = &j->next;
+                        continue;
+                }
+                *pp = j->next;
+                size_t dl = strlen(j->desc);
+                for (size_t off = 0; text && off < size;) {
+                        const char *nl = memchr(text + off, '\n', size - off);
+                        size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
+                        nsid_proc_keys_entry e;
+                        if (nsid_proc_keys_parse_line(text + off, ll, &e) >= 0 &&
+                            strcmp(e.type, "id_legacy") == 0 && e.description_len == dl &&
+                            memcmp(e.description, j->desc, dl) == 0) {
+                                dm_ns *ns = dm_ns_find(&j->ns_id);
+                                if (syscall(SYS_keyctl, KEYCTL_INVALIDATE_, e.serial) == 0) {
+                                        if (ns)
+                                                ns->stats.keys_invalidated++;
+                                        dm_log(LOG_DEBUG, ns, "invalidated key %d (%s): the "
+                                               "answer is specific to this namespace",
+                                               e.serial, j->desc);
+                                } else
+                                        dm_log(LOG_WARNING, ns, "cannot invalidate key %d (%s):"
+                                               " %s", e.serial, j->desc, strerror(errno));
+                        }
+                        off += ll + 1;
+                }
+                free(j);
+        }
+        free(text);
+}

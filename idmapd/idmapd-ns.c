@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-idmapd: network namespaces (discovery, their context, forgetting them) and the
+ * request path shared by pipes, channels and the control socket (cache, resolver, deadline).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <nsid/netns.h>
+
+#include "idmapd.h"
+
+dm_ns *dm_namespaces = NULL;
+static unsigned scan_generation = 0;
+static uint64_t next_seq = 0;
+
+dm_ns *dm_ns_find(const nsid_ns_id *id) {
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                if (ns->id.dev == id->dev && ns->id.ino == id->ino)
+                        return ns;
+        return NULL;
+}
+
+dm_ns *dm_ns_find_ino(uint64_t ino) {
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                if (ns->id.ino == ino)
+                        return ns;
+        return NULL;
+}
+
+dm_ns *dm_ns_host(void) {
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                if (ns->initial)
+                        return ns;
+        return NULL;
+}
+
+static int is_initial_ns(const nsid_proc *p, nsid_ns_type t) {
+        nsid_ns *n = NULL;
+        int r = nsid_proc_open_ns(p, t, &n);
+        if (r < 0)
+                return r;
+        r = nsid_ns_is_initial(n);
+        nsid_ns_unref(n);
+        return r;
+}
+
+/* Decide the context of a netns: the host's, or the container's that owns it. */
+static void classify(dm_ns *ns, const nsid_netns_info *info) {
+        nsid_ns *owner = NULL;
+        char comm[40] = "";
+
+        ns->kernel_view = DM_VIEW_HOST;
+        if (nsid_ns_get_userns(ns->netns, &owner) >= 0) {
+                if (nsid_ns_is_initial(owner) == 0)
+                        ns->kernel_view = DM_VIEW_NS;
+                nsid_ns_unref(owner);
+        }
+        if (info && info->comm)
+                snprintf(comm, sizeof(comm), "%.32s", info->comm);
+        if (ns->initial) {
+                ns->is_host = true;
+                snprintf(ns->label, sizeof(ns->label), "netns:[%" PRIu64 "] host", ns->id.ino);
+        } else if (!ns->proc) {
+                /* `ip netns add` and friends: no process, the host's files (ip netns exec
+                 * runs commands with the host's /etc) */
+                ns->is_host = true;
+                snprintf(ns->label, sizeof(ns->label), "netns:[%" PRIu64 "] %s (host context)",
+                         ns->id.ino, info && info->path ? info->path : "no process");
+        } else {
+                int m = is_initial_ns(ns->proc, NSID_NS_MNT);
+                ns->is_host = m == 1;
+                snprintf(ns->label, sizeof(ns->label), "netns:[%" PRIu64 "] pid %d (%s)%s%s",
+                         ns->id.ino, (int) nsid_proc_get_pid(ns->proc), comm,
+                         ns->is_host ? " host context" : "",
+                         ns->kernel_view == DM_VIEW_NS ? " userns" : "");
+        }
+}
+
+static void pending_complete(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl) {
+        switch (p->origin) {
+        case DM_ORIGIN_PIPE:
+                dm_pipe_answer(p, a);
+                break;
+        case DM_ORIGIN_CHANNEL:
+                dm_channel_answer(p, a);
+                break;
+        case DM_ORIGIN_CTL:
+                dm_ctl_answer(p, a, ttl, cached);
+                break;
+        }
+}
+
+void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
+        int64_t us = dm_now_us() - start_us;
+        unsigned i = 0;
+        while (i < DM_LAT_BUCKETS - 1 && (int64_t) (1ll << i) <= us)
+                i++;
+        ns->stats.lat[i]++;
+        if (error == -ENOENT)
+                ns->stats.negatives++;
+        else if (error < 0)
+                ns->stats.failures++;
+}
+
+int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused_ret,
+               uint32_t *unused_ttl) {
+        dm_answer a;
+        uint32_t ttl;
+        int64_t now = dm_now_us();
+        int r;
+
+        ns->stats.requests++;
+        tmpl->ns = ns;
+        tmpl->q = *q;
+        tmpl->start_us = now;
+        if (dm_cache_get(ns->cache, q, now, &a, &ttl) == 1) {
+                ns->stats.hits++;
+                pending_complete(tmpl, &a, true, ttl);
+                dm_stats_record(ns, now, a.error);
+                return 1;
+        }
+        ns->stats.misses++;
+        if (!ns->resolver && !(ns->resolver = dm_resolver_new(ns))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        dm_pending *p = malloc(sizeof(*p));
+        if (!p) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        *p = *tmpl;
+        p->seq = ++next_seq;
+        p->deadline_us = now + (int64_t) dm_cfg.request_timeout_ms * 1000;
+        r = dm_resolver_submit(ns->resolver, p->seq, q);
+        if (r < 0) {
+                free(p);
+                goto fail;
+        }
+        p->next = ns->pending;
+        ns->pending = p;
+        return 0;
+fail:
+        a = (dm_answer) { .error = r };
+        pending_complete(tmpl, &a, false, 0);
+        dm_stats_record(ns, now, r);
+        return r;
+}
+
+static dm_pending *pending_take(dm_ns *ns, uint64_t seq) {
+        for (dm_pending **pp = &ns->pending; *pp; pp = &(*pp)->next)
+                if ((*pp)->seq == seq) {
+                        dm_pending *p = *pp;
+                        *pp = p->next;
+                        return p;
+                }
+        return NULL;
+}
+
+void dm_result_ready(void) {
+        dm_result res;
+        for (;;) {
+                ssize_t n = read(dm_results_fd[0], &res, sizeof(res));
+                if (n != (ssize_t) sizeof(res))
+                        return; /* EAGAIN; writes of < PIPE_BUF bytes are atomic */
+                dm_ns *ns = dm_ns_find(&res.ns_id);
+                if (!ns)
+                        continue; /* forgotten meanwhile */
+                switch (res.kind) {
+                case DM_RESULT_FLUSH: {
+                        size_t k = dm_cache_flush(ns->cache);
+                        dm_log(LOG_INFO, ns, "%s: %zu cached answers dropped", res.text, k);
+                        break;
+                }
+                case DM_RESULT_IDENTIFIER:
+                        snprintf(ns->identifier_state, sizeof(ns->identifier_state), "%s",
+                                 res.text);
+                        dm_log(strncmp(res.text, "failed", 6) == 0 ? LOG_WARNING : LOG_INFO, ns,
+                               "NFS client identifier: %s", res.text);
+                        break;
+                case DM_RESULT_ANSWER: {
+                        int64_t now = dm_now_us();
+                        unsigned ttl = res.a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
+                        dm_cache_put(ns->cache, &res.q, &res.a, now + (int64_t) ttl * 1000000);
+                        dm_pending *p = pending_take(ns, res.seq);
+                        if (!p)
+                                break; /* timed out already */
+                        pending_complete(p, &res.a, false, ttl);
+                        dm_stats_record(ns, p->start_us, res.a.error);
+                        free(p);
+                        break;
+                }
+                }
+        }
+}
+
+void dm_pending_expire(int64_t now_us) {
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+                dm_pending **pp = &ns->pending;
+                while (*pp) {
+                        dm_pending *p = *pp;
+                        if (p->deadline_us > now_us) {
+                                pp = &p->next;
+                                continue;
+                        }
+                        *pp = p->next;
+                        ns->stats.timeouts++;
+                        dm_log(LOG_WARNING, ns, "request timed out after %u ms (its resolver "
+                               "is stuck: files on a hung mount?); answered as a failure",
+                               dm_cfg.request_timeout_ms);
+                        dm_answer a = { .error = -ETIMEDOUT };
+                        pending_complete(p, &a, false, 0);
+                        dm_stats_record(ns, p->start_us, a.error);
+                        free(p);
+                }
+        }
+}
+
+void dm_pending_drop_client(dm_client *c) {
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                for (dm_pending *p = ns->pending; p; p = p->next)
+                        if (p->origin == DM_ORIGIN_CTL && p->client == c)
+                                p->client = NULL;
+}
+
+void dm_pending_drop_pipe(dm_pipe *pp) {
+        for (dm_pending *p = pp->ns->pending; p; p = p->next)
+                if (p->origin == DM_ORIGIN_PIPE && p->pipe == pp)
+                        p->pipe = NULL;
+}
+
+static void ns_free(dm_ns *ns) {
+        dm_kernel_detach(ns);
+        dm_pending *p = ns->pending;
+        while (p) {
+                dm_pending *n = p->next;
+                dm_answer a = { .error = -ESRCH };
+                p->next = NULL;
+                pending_complete(p, &a, false, 0);
+                free(p);
+                p = n;
+        }
+        dm_resolver_release(ns->resolver);
+        dm_cache_free(ns->cache);
+        nsid_proc_unref(ns->proc);
+        nsid_ns_unref(ns->netns);
+        free(ns);
+}
+
+static dm_ns *ns_new(const nsid_netns_info *info) {
+        nsid_ns *netns = NULL;
+        nsid_proc *proc = NULL;
+        int r;
+
+        r = nsid_netns_info_open(info, &netns, &proc);
+        if (r < 0)
+                return NULL; /* gone meanwhile */
+        dm_ns *ns = calloc(1, sizeof(*ns));
+        if (!ns) {
+                nsid_ns_unref(netns);
+                nsid_proc_unref(proc);
+                return NULL;
+        }
+        ns->id = info->id;
+        ns->netns = netns;
+        ns->proc = proc;
+        ns->initial = info->initial;
+        ns->pipefs_fd = -1;
+        ns->pipefs_wd = -1;
+        ns->chan_fd[0] = ns->chan_fd[1] = -1;
+        ns->cache = dm_cache_new();
+        snprintf(ns->identifier_state, sizeof(ns->identifier_state), "%s",
+                 info->initial ? "host (not managed)" : "pending");
+        if (!ns->cache) {
+                ns_free(ns);
+                return NULL;
+        }
+        classify(ns, info);
+        return ns;
+}
+
+int dm_ns_rescan(void) {
+        nsid_netns_info *v = NULL;
+        size_t n = 0;
+        int r;
+
+        r = nsid_netns_scan(&v, &n);
+        if (r < 0) {
+                dm_log(LOG_ERR, NULL, "network namespace scan failed: %s", strerror(-r));
+                return r;
+        }
+        unsigned g = ++scan_generation;
+        for (size_t i = 0; i < n; i++) {
+                dm_ns *ns = dm_ns_find(&v[i].id);
+                if (ns) {
+                        ns->generation = g;
+                        /* its process went away but the netns lives on: take another one */
+                        if (ns->proc && nsid_proc_check_alive(ns->proc) < 0) {
+                                nsid_ns *nn = NULL;
+                                nsid_proc *np = NULL;
+                                if (nsid_netns_info_open(&v[i], &nn, &np) >= 0) {
+                                        nsid_proc_unref(ns->proc);
+                                        ns->proc = np;
+                                        nsid_ns_unref(nn);
+                                        dm_resolver_release(ns->resolver);
+                                        ns->resolver = NULL;
+                                        dm_cache_flush(ns->cache);
+                                        classify(ns, &v[i]);
+                                        dm_log(LOG_INFO, ns, "context process replaced");
+                                }
+                        }
+                        continue;
+                }
+                ns = ns_new(&v[i]);
+                if (!ns)
+                        continue;
+                ns->generation = g;
+                ns->next = dm_namespaces;
+                dm_namespaces = ns;
+                dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire)",
+                       ns->is_host ? "host" : "container",
+                       ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local");
+                if (!ns->initial || dm_cfg.host_pipes)
+                        dm_kernel_attach(ns);
+                if (!ns->initial && dm_cfg.set_identifier) {
+                        ns->resolver = dm_resolver_new(ns);
+                        if (ns->resolver)
+                                dm_resolver_request_identifier(ns->resolver);
+                }
+        }
+        nsid_netns_info_free(v, n);
+
+        for (dm_ns **pp = &dm_namespaces; *pp;) {
+                dm_ns *ns = *pp;
+                if (ns->generation == g) {
+                        pp = &ns->next;
+                        continue;
+                }
+                *pp = ns->next;
+                dm_log(LOG_INFO, ns, "gone: forgotten (%zu cached answers dropped)",
+                       dm_cache_size(ns->cache));
+                ns_free(ns);
+        }
+        return 0;
+}
+
+int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
+        nsid_proc *p = NULL;
+        nsid_ns *n = NULL;
+        nsid_ns_id id;
+        int r;
+
+        r = nsid_proc_open(pid, &p);
+        if (r >= 0)
+                r = nsid_proc_open_ns(p, NSID_NS_NET, &n);
+        if (r >= 0)
+                r = nsid_ns_get_id(n, &id);
+        nsid_ns_unref(n);
+        nsid_proc_unref(p);
+        if (r < 0)
+                return r;
+        dm_ns *ns = dm_ns_find(&id);
+        if (!ns) {
+                (void) dm_ns_rescan();
+                ns = dm_ns_find(&id);
+        }
+        if (!ns)
+                return -ESRCH;
+        *ret = ns;
+        return 0;
+}
+
+void dm_ns_free_all(void) {
+        while (dm_namespaces) {
+                dm_ns *ns = dm_namespaces;
+                dm_namespaces = ns->next;
+                ns_free(ns);
+        }
+}
+
+void dm_ns_periodic(int64_t now_us) {
+        static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0;
+        if (now_us >= next_rescan) {
+                next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
+                (void) dm_ns_rescan();
+        }
+        if (now_us >= next_refresh) {
+                next_refresh = now_us + (int64_t) dm_cfg.refresh_interval * 1000000;
+                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                        if (ns->resolver && dm_cache_size(ns->cache) > 0)
+                                dm_resolver_poke_refresh(ns->resolver);
+        }
+        if (now_us >= next_expire) {
+                next_expire = now_us + 30 * 1000000ll;
+                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                        (void) dm_cache_expire(ns->cache, now_us);
+        }
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                if (ns->next_attach_us && now_us >= ns->next_attach_us &&
+                    (!ns->initial || dm_cfg.host_pipes))
+                        dm_kernel_attach(ns);
+        dm_pending_expire(now_us);
+        dm_keys_run(now_us);
+}

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-idmapd: resolvers. Each namespace has its own thread, so a container whose files sit
+ * on a hung mount stalls only its own thread: the main loop answers that namespace's
+ * requests with a failure at their deadline and keeps serving everyone else.
+ *
+ *  - host context: libnfsidmap with the host's idmapd.conf (Method = nsswitch, static, ...),
+ *    as rpc.idmapd does; calls are serialised (libnfsidmap is not thread-safe);
+ *  - container context: the container's own etc/passwd, etc/group and etc/idmapd.conf
+ *    [General] Domain, read through its root with nsid/file.h (never its NSS), ids translated
+ *    through its uid_map/gid_map when the kernel interprets them in the initial user
+ *    namespace (unmapped -> the overflow id).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <nfsidmap.h>
+#include <nsid/conffile.h>
+#include <nsid/file.h>
+#include <nsid/identity.h>
+#include <nsid/netns.h>
+#include <nsid/nfsclient.h>
+#include <nsid/registry.h>
+#include <nsid/resolv.h>
+
+#include "idmapd.h"
+
+#define CONF_MAX (64u * 1024u)
+
+static pthread_mutex_t nfsidmap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t identifier_lock = PTHREAD_MUTEX_INITIALIZER;
+static char host_domain[NFS4_MAX_DOMAIN_LEN] = "localdomain";
+int dm_results_fd[2] = { -1, -1 };
+
+typedef enum job_kind { JOB_QUERY, JOB_STOP } job_kind;
+
+typedef struct job {
+        struct job *next;
+        job_kind kind;
+        uint64_t seq;
+        dm_query q;
+} job;
+
+struct dm_resolver {
+        atomic_int refs;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        job *head, *tail;
+        bool started, want_refresh, want_identifier;
+        /* immutable */
+        nsid_ns_id ns_id;
+        bool is_host, initial;
+        nsid_ns *netns;
+        nsid_proc *proc;
+        char label[160];
+        /* thread-owned */
+        nsid_userdb *db;
+        nsid_idmap *map[2];
+        char domain[512];
+        int64_t last_refresh_us;
+        /* snapshot for status (under lock) */
+        char info_domain[512];
+        uint64_t info_users, info_groups;
+        int info_error;
+};
+
+int dm_resolve_global_init(char *err, size_t errlen) {
+        int r;
+        pthread_mutex_lock(&nfsidmap_lock);
+        r = nfs4_init_name_mapping(dm_cfg.idmapd_conf);
+        if (r == 0)
+                r = nfs4_get_default_domain(NULL, host_domain, sizeof(host_domain));
+        pthread_mutex_unlock(&nfsidmap_lock);
+        if (r != 0) {
+                snprintf(err, errlen, "libnfsidmap with %s: %s", dm_cfg.idmapd_conf,
+                         strerror(r < 0 ? -r : EINVAL));
+                return r < 0 ? r : -EINVAL;
+        }
+        return 0;
+}
+
+void dm_resolve_global_reload(void) {
+        char e[256];
+        pthread_mutex_lock(&nfsidmap_lock);
+        nfs4_term_name_mapping();
+        pthread_mutex_unlock(&nfsidmap_lock);
+        if (dm_resolve_global_init(e, sizeof(e)) < 0)
+                dm_log(LOG_ERR, NULL, "reload: %s", e);
+}
+
+const char *dm_host_domain(void) {
+        return host_domain;
+}
+
+static void post(const dm_result *res) {
+        const char *p = (const char *) res;
+        size_t left = sizeof(*res);
+        while (left > 0) {
+                ssize_t n = write(dm_results_fd[1], p, left);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return;
+                }
+                p += n;
+                left -= (size_t) n;
+        }
+}
+
+/* ---- host context ---- */
+
+static void resolve_host(const dm_query *q, dm_answer *a) {
+        int r;
+        pthread_mutex_lock(&nfsidmap_lock);
+        switch (q->kind) {
+        case NSID_IDMAP_KEY_UID: {
+                uid_t u = (uid_t) -1;
+                r = nfs4_owner_to_uid((char *) q->name, &u);
+                a->id = u;
+                break;
+        }
+        case NSID_IDMAP_KEY_GID: {
+                gid_t g = (gid_t) -1;
+                r = nfs4_group_owner_to_gid((char *) q->name, &g);
+                a->id = g;
+                break;
+        }
+        case NSID_IDMAP_KEY_USER:
+                r = nfs4_uid_to_name(q->id, host_domain, a->name, sizeof(a->name));
+                break;
+        case NSID_IDMAP_KEY_GROUP:
+                r = nfs4_gid_to_name(q->id, host_domain, a->name, sizeof(a->name));
+                break;
+        default:
+                r = -EINVAL;
+        }
+        pthread_mutex_unlock(&nfsidmap_lock);
+        if (r != 0)
+                a->error = -ENOENT; /* unknown: a negative answer */
+        else if ((q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID) &&
+                 a->id == UINT32_MAX)
+                a->error = -ENOENT;
+}
+
+/* ---- container context ---- */
+
+static void load_domain(dm_resolver *r) {
+        char *conf = NULL, *d = NULL;
+        size_t size = 0;
+        snprintf(r->domain, sizeof(r->domain), "%s", host_domain);
+        if (nsid_proc_read_root_file(r->proc, "/etc/idmapd.conf", CONF_MAX, &conf, &size, NULL) < 0)
+                return;
+        if (nsid_conf_get(conf, size, "General", "Domain", &d) >= 0) {
+                if (nsid_dns_name_valid(d, strlen(d)) && strlen(d) < sizeof(r->domain))
+                        snprintf(r->domain, sizeof(r->domain), "%s", d);
+                else
+                        dm_log(LOG_WARNING, NULL, "%s: its idmapd.conf Domain is not a valid "
+                               "domain name; using the host's (%s)", r->label, host_domain);
+        }
+        free(d);
+        free(conf);
+}
+
+static void snapshot(dm_resolver *r, int error) {
+        nsid_userdb_counts pc = {}, gc = {};
+        if (r->db) {
+                (void) nsid_userdb_get_counts(r->db, NSID_USERDB_PASSWD, &pc);
+                (void) nsid_userdb_get_counts(r->db, NSID_USERDB_GROUP, &gc);
+        }
+        pthread_mutex_lock(&r->lock);
+        snprintf(r->info_domain, sizeof(r->info_domain), "%s", r->is_host ? host_domain : r->domain);
+        r->info_users = pc.entries;
+        r->info_groups = gc.entries;
+        r->info_error = error;
+        pthread_mutex_unlock(&r->lock);
+}
+
+static int ensure_loaded(dm_resolver *r) {
+        int e;
+        if (r->db)
+                return 0;
+        e = nsid_userdb_load_proc(r->proc, &r->db);
+        if (e < 0) {
+                dm_log(LOG_WARNING, NULL, "%s: cannot load its user database: %s", r->label,
+                       strerror(-e));
+                snapshot(r, e);
+                return e;
+        }
+        for (int k = 0; k < 2; k++) {
+                e = nsid_idmap_load_proc(r->proc, k == 0 ? NSID_IDMAP_UID : NSID_IDMAP_GID,
+                                         &r->map[k]);
+                if (e < 0) {
+                        dm_log(LOG_WARNING, NULL, "%s: cannot read its %s: %s", r->label,
+                               k == 0 ? "uid_map" : "gid_map", strerror(-e));
+                        r->db = nsid_userdb_unref(r->db);
+                        nsid_idmap_unref(r->map[0]);
+                        r->map[0] = NULL;
+                        snapshot(r, e);
+                        return e;
+                }
+        }
+        load_domain(r);
+        r->last_refresh_us = dm_now_us();
+        snapshot(r, 0);
+        return 0;
+}
+
+/* Check passwd/group (and the domain); on change post a cache flush. */
+static void refresh(dm_resolver *r) {
+        nsid_userdb *n = NULL;
+        char old_domain[512];
+        int e;
+
+        if (!r->db)
+                return;
+        r->last_refresh_us = dm_now_us();
+        e = nsid_userdb_refresh(r->db, &n);
+        if (e < 0) {
+                dm_log(LOG_INFO, NULL, "%s: user database refresh failed: %s", r->label,
+                       strerror(-e));
+                return;
+        }
+        snprintf(old_domain, sizeof(old_domain), "%s", r->domain);
+        load_domain(r);
+        bool domain_changed = strcmp(old_domain, r->domain) != 0;
+        if (e == 0 && !domain_changed) {
+                nsid_userdb_unref(n);
+                return;
+        }
+        nsid_userdb_unref(r->db);
+        r->db = n;
+        snapshot(r, 0);
+        dm_result res = { .kind = DM_RESULT_FLUSH, .ns_id = r->ns_id };
+        snprintf(res.text, sizeof(res.text), "%s", domain_changed ? "domain changed"
+                                                                 : "passwd/group changed");
+        post(&res);
+}
+
+static void resolve_container(dm_resolver *r, const dm_query *q, dm_answer *a) {
+        int e;
+        bool user = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_USER;
+        const nsid_idmap *m = r->map[user ? 0 : 1];
+
+        e = ensure_loaded(r);
+        if (e < 0) {
+                a->error = e == -ENOENT ? -ENOENT : e;
+                return;
+        }
+        if (dm_now_us() - r->last_refresh_us >= (int64_t) dm_cfg.refresh_interval * 1000000)
+                refresh(r);
+
+        if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID) {
+                const char *at = strrchr(q->name, '@');
+                char local[DM_NAME_MAX];
+                uint32_t id;
+                if (!at || strcasecmp(at + 1, r->domain) != 0 ||
+                    (size_t) (at - q->name) >= sizeof(local)) {
+                        a->error = -ENOENT;
+                        return;
+                }
+                memcpy(local, q->name, (size_t) (at - q->name));
+                local[at - q->name] = '\0';
+                e = user ? nsid_userdb_user_by_name(r->db, local, &id, NULL)
+                         : nsid_userdb_group_by_name(r->db, local, &id);
+                if (e < 0) {
+                        a->error = -ENOENT;
+                        return;
+                }
+                if (q->view == DM_VIEW_HOST)
+                        (void) nsid_idmap_to_host_munged(m, id, &id);
+                a->id = id;
+        } else {
+                uint32_t id = q->id;
+                const char *n = NULL;
+                if (q->view == DM_VIEW_HOST && nsid_idmap_to_ns(m, q->id, &id) < 0) {
+                        a->error = -ENOENT; /* not an id of this namespace */
+                        return;
+                }
+                e = user ? nsid_userdb_user_by_uid(r->db, id, &n, NULL)
+                         : nsid_userdb_group_by_gid(r->db, id, &n);
+                if (e < 0) {
+                        a->error = -ENOENT;
+                        return;
+                }
+                if ((size_t) snprintf(a->name, sizeof(a->name), "%s@%s", n, r->domain) >=
+                    sizeof(a->name)) {
+                        a->error = -ENAMETOOLONG;
+                        return;
+                }
+        }
+}
+
+/* ---- the netns's NFS client identifier, as `nsid-uniquifier reconcile` sets it ---- */
+
+static void set_identifier(dm_resolver *r) {
+        uint8_t secret[NSID_ID128_SIZE];
+        nsid_registry *reg = NULL;
+        nsid_identity *id = NULL;
+        char *prev = NULL;
+        dm_result res = { .kind = DM_RESULT_IDENTIFIER, .ns_id = r->ns_id };
+        int e;
+
+        pthread_mutex_lock(&identifier_lock);
+        char regpath[300];
+        snprintf(regpath, sizeof(regpath), "%s/%s", dm_cfg.state_dir, NSID_REGISTRY_FILE);
+        e = nsid_host_secret_load(NULL, dm_cfg.state_dir, secret, NULL);
+        if (e < 0) {
+                snprintf(res.text, sizeof(res.text), "failed: host secret: %s", strerror(-e));
+                goto out;
+        }
+        if (nsid_registry_open(regpath, 0, &reg) < 0)
+                reg = NULL;
+        e = nsid_identity_for_ns(secret, reg, r->netns, r->proc, NSID_APP_NFS4, NULL,
+                                 NSID_KEY_AUTO, NULL, 0, &id);
+        explicit_bzero(secret, sizeof(secret));
+        if (e < 0) {
+                snprintf(res.text, sizeof(res.text), "failed: %s", strerror(-e));
+                goto out;
+        }
+        nsid_ns_id nid = r->ns_id;
+        const char *replaceable = nsid_netns_has_nfs_mounts(&nid) > 0 ? NULL
+                                                                      : nsid_identity_get_replaced(id);
+        e = nsid_nfs_client_set_identifier(r->netns, nsid_identity_get_string(id), replaceable,
+                                           0, (int) dm_cfg.request_timeout_ms * 2, &prev);
+        if (e == 1)
+                snprintf(res.text, sizeof(res.text), "set %s (%s)", nsid_identity_get_string(id),
+                         nsid_key_source_to_string(nsid_identity_get_source(id)));
+        else if (e == 0)
+                snprintf(res.text, sizeof(res.text), "already set");
+        else if (e == -EEXIST)
+                snprintf(res.text, sizeof(res.text), "set by someone else (%.40s)", prev ? prev : "");
+        else if (e == -ENOENT)
+                snprintf(res.text, sizeof(res.text), "no nfs client (module not loaded)");
+        else
+                snprintf(res.text, sizeof(res.text), "failed: %s", strerror(-e));
+        if (e < 0 && e != -ENOENT && reg)
+                (void) nsid_identity_forget(id, reg);
+out:
+        pthread_mutex_unlock(&identifier_lock);
+        free(prev);
+        nsid_identity_unref(id);
+        nsid_registry_unref(reg);
+        post(&res);
+}
+
+/* ---- the thread ---- */
+
+static void resolver_unref(dm_resolver *r) {
+        if (atomic_fetch_sub(&r->refs, 1) != 1)
+                return;
+        job *j = r->head;
+        while (j) {
+                job *n = j->next;
+                free(j);
+                j = n;
+        }
+        nsid_userdb_unref(r->db);
+        nsid_idmap_unref(r->map[0]);
+        nsid_idmap_unref(r->map[1]);
+        nsid_proc_unref(r->proc);
+        nsid_ns_unref(r->netns);
+        pthread_mutex_destroy(&r->lock);
+        pthread_cond_destroy(&r->cond);
+        free(r);
+}
+
+static void *thread_main(void *arg) {
+        dm_resolver *r = arg;
+        dm_thread_label = r->label;
+        for (;;) {
+                job *j = NULL;
+                bool do_refresh = false, do_ident = false;
+                pthread_mutex_lock(&r->lock);
+                while (!r->head && !r->want_refresh && !r->want_identifier)
+                        pthread_cond_wait(&r->cond, &r->lock);
+                if (r->head) {
+                        j = r->head;
+                        r->head = j->next;
+                        if (!r->head)
+                                r->tail = NULL;
+                } else if (r->want_identifier) {
+                        do_ident = true;
+                        r->want_identifier = false;
+                } else {
+                        do_refresh = true;
+                        r->want_refresh = false;
+                }
+                pthread_mutex_unlock(&r->lock);
+
+                if (do_ident) {
+                        set_identifier(r);
+                        continue;
+                }
+                if (do_refresh) {
+                        if (!r->is_host)
+                                refresh(r);
+                        continue;
+                }
+                if (j->kind == JOB_STOP) {
+                        free(j);
+                        break;
+                }
+                dm_result res = { .kind = DM_RESULT_ANSWER, .ns_id = r->ns_id, .seq = j->seq,
+                                  .q = j->q };
+                if (r->is_host)
+                        resolve_host(&j->q, &res.a);
+                else
+                        resolve_container(r, &j->q, &res.a);
+                free(j);
+                post(&res);
+        }
+        resolver_unref(r);
+        return NULL;
+}
+
+dm_resolver *dm_resolver_new(dm_ns *ns) {
+        dm_resolver *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        atomic_init(&r->refs, 1);
+        pthread_mutex_init(&r->lock, NULL);
+        pthread_cond_init(&r->cond, NULL);
+        r->ns_id = ns->id;
+        r->is_host = ns->is_host;
+        r->initial = ns->initial;
+        r->netns = nsid_ns_ref(ns->netns);
+        r->proc = ns->proc ? nsid_proc_ref(ns->proc) : NULL;
+        snprintf(r->label, sizeof(r->label), "%s", ns->label);
+        snprintf(r->info_domain, sizeof(r->info_domain), "%s", ns->is_host ? host_domain : "");
+        return r;
+}
+
+static int start(dm_resolver *r) {
+        pthread_attr_t a;
+        pthread_t t;
+        int e;
+        if (r->started)
+                return 0;
+        pthread_attr_init(&a);
+        pthread_attr_setstacksize(&a, 256 * 1024);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&r->refs, 1);
+        e = pthread_create(&t, &a, thread_main, r);
+        pthread_attr_destroy(&a);
+        if (e != 0) {
+                atomic_fetch_sub(&r->refs, 1);
+                return -e;
+        }
+        r->started = true;
+        return 0;
+}
+
+static int enqueue(dm_resolver *r, job *j) {
+        int e = start(r);
+        if (e < 0) {
+                free(j);
+                return e;
+        }
+        pthread_mutex_lock(&r->lock);
+        if (r->tail)
+                r->tail->next = j;
+        else
+                r->head = j;
+        r->tail = j;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+        return 0;
+}
+
+int dm_resolver_submit(dm_resolver *r, uint64_t seq, const dm_query *q) {
+        job *j = calloc(1, sizeof(*j));
+        if (!j)
+                return -ENOMEM;
+        j->kind = JOB_QUERY;
+        j->seq = seq;
+        j->q = *q;
+        return enqueue(r, j);
+}
+
+void dm_resolver_poke_refresh(dm_resolver *r) {
+        if (!r->started || r->is_host)
+                return;
+        pthread_mutex_lock(&r->lock);
+        r->want_refresh = true;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+}
+
+void dm_resolver_request_identifier(dm_resolver *r) {
+        if (start(r) < 0)
+                return;
+        pthread_mutex_lock(&r->lock);
+        r->want_identifier = true;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+}
+
+void dm_resolver_release(dm_resolver *r) {
+        if (!r)
+                return;
+        if (r->started) {
+                job *j = calloc(1, sizeof(*j));
+                if (j) {
+                        j->kind = JOB_STOP;
+                        /* jump the queue: pending queries are abandoned */
+                        pthread_mutex_lock(&r->lock);
+                        j->next = r->head;
+                        r->head = j;
+                        if (!r->tail)
+                                r->tail = j;
+                        pthread_cond_signal(&r->cond);
+                        pthread_mutex_unlock(&r->lock);
+                }
+        }
+        resolver_unref(r);
+}
+
+int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
+                         uint64_t *groups, int *load_error) {
+        pthread_mutex_lock(&r->lock);
+        snprintf(domain, dlen, "%s", r->info_domain);
+        *users = r->info_users;
+        *groups = r->info_groups;
+        *load_error = r->info_error;
+        pthread_mutex_unlock(&r->lock);
+        return 0;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nsid-idmapd: declarations shared by the daemon's files. */
+#ifndef NSID_IDMAPD_H
+#define NSID_IDMAPD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <nsid/ctlproto.h>
+#include <nsid/idmap.h>
+#include <nsid/idmapmsg.h>
+#include <nsid/keyring.h>
+#include <nsid/nfsdchan.h>
+#include <nsid/ns.h>
+#include <nsid/userdb.h>
+
+#define DM_NAME_MAX 128u /* IDMAP_NAMESZ */
+
+typedef struct dm_config {
+        unsigned cache_ttl;          /* s, positive answers (cache and kernel expiry) */
+        unsigned negative_ttl;       /* s */
+        unsigned request_timeout_ms; /* bound of one resolution */
+        unsigned rescan_interval;    /* s */
+        unsigned refresh_interval;   /* s, passwd/group stat check */
+        bool isolate_keys;           /* invalidate namespace-specific id_legacy keys */
+        unsigned key_invalidate_delay_ms;
+        bool set_identifier;         /* give new netns an NFS client identifier */
+        bool host_pipes;             /* also serve the host netns's pipes and channels */
+        char idmapd_conf[256];       /* host libnfsidmap configuration */
+        char socket_path[256];
+        char state_dir[256];         /* host secret and registry (identifier setting) */
+} dm_config;
+/* The namespace a resolver thread works for, for library log lines. */
+extern __thread const char *dm_thread_label;
+
+/* One answer in a namespace's cache and on the wire. */
+typedef enum dm_view { DM_VIEW_HOST, DM_VIEW_NS, _DM_VIEW_MAX } dm_view;
+
+typedef struct dm_query {
+        nsid_idmap_key_kind kind; /* UID/GID: name -> id; USER/GROUP: id -> name */
+        dm_view view;
+        uint32_t id;
+        char name[DM_NAME_MAX];
+} dm_query;
+
+typedef struct dm_answer {
+        int error;     /* 0, -ENOENT (negative), or another failure (not cached) */
+        uint32_t id;
+        char name[DM_NAME_MAX];
+} dm_answer;
+
+/* Latency histogram: bucket i counts requests of < 2^i microseconds. */
+#define DM_LAT_BUCKETS 32
+typedef struct dm_stats {
+        uint64_t requests, hits, misses, failures, negatives, timeouts;
+        uint64_t pipe_upcalls, channel_requests, ctl_lookups, keys_invalidated;
+        uint64_t lat[DM_LAT_BUCKETS];
+} dm_stats;
+
+typedef struct dm_tag {
+        int kind; /* dm_tag_kind */
+        void *obj;
+        int which;
+} dm_tag;
+
+typedef struct dm_cache dm_cache;
+typedef struct dm_ns dm_ns;
+typedef struct dm_pipe dm_pipe;
+typedef struct dm_client dm_client;
+
+/* Where a pending request came from, to answer it when the resolution is done. */
+typedef enum dm_origin {
+        DM_ORIGIN_PIPE,
+        DM_ORIGIN_CHANNEL,
+        DM_ORIGIN_CTL,
+} dm_origin;
+
+typedef struct dm_pending {
+        struct dm_pending *next;
+        uint64_t seq;
+        dm_ns *ns;
+        dm_query q;
+        dm_origin origin;
+        int64_t start_us, deadline_us;
+        /* PIPE */
+        dm_pipe *pipe;
+        nsid_idmap_request pipe_req;
+        /* CHANNEL */
+        int channel;          /* nsid_nfsd_channel */
+        nsid_nfsd_request chan_req;
+        /* CTL */
+        dm_client *client;
+} dm_pending;
+
+/* The resolver side of a namespace (runs in its own thread; see idmapd-resolve.c). */
+typedef struct dm_resolver dm_resolver;
+
+struct dm_pipe {
+        dm_pipe *next;
+        dm_ns *ns;
+        dm_tag tag;
+        int fd;
+        char clnt[64];
+        bool busy;   /* one outstanding request per pipe */
+        bool seen;
+};
+
+struct dm_ns {
+        dm_ns *next;
+        nsid_ns_id id;
+        nsid_ns *netns;
+        nsid_proc *proc;      /* a process in it (its root and user namespace), or NULL */
+        bool is_host;         /* answered in the host context (libnfsidmap) */
+        bool initial;         /* the initial netns */
+        dm_view kernel_view;  /* ids the kernel uses for this netns's pipes and channels */
+        char label[160];      /* "netns:[ino] pid 123 (comm)" for log lines */
+        unsigned generation;  /* last scan that saw it */
+        dm_cache *cache;
+        dm_resolver *resolver;
+        dm_stats stats;
+        /* client side: the netns's own rpc_pipefs, a detached mount held by fd */
+        int pipefs_fd;
+        int pipefs_wd;        /* inotify watch on nfs/ */
+        int pipefs_error;
+        dm_pipe *pipes;
+        /* server side: the netns's knfsd channels */
+        int chan_fd[2];
+        dm_tag chan_tag[2];
+        int chan_error;
+        dm_pending *pending;
+        int64_t next_attach_us; /* retry attaching rpc_pipefs / channels */
+        char identifier_state[96];
+};
+
+/* ---- the daemon (nsid-idmapd.c) ---- */
+extern dm_config dm_cfg;
+void dm_log(int priority, const dm_ns *ns, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int64_t dm_now_us(void);
+int dm_epoll_add(int fd, uint32_t events, void *tag);
+int dm_epoll_mod(int fd, uint32_t events, void *tag);
+void dm_epoll_del(int fd);
+/* epoll tags are pointers to these kinds */
+typedef enum dm_tag_kind {
+        DM_TAG_SIGNAL,
+        DM_TAG_TIMER,
+        DM_TAG_RESULTS,
+        DM_TAG_INOTIFY,
+        DM_TAG_LISTEN,
+        DM_TAG_CLIENT,
+        DM_TAG_PIPE,
+        DM_TAG_CHANNEL,
+} dm_tag_kind;
+
+/* ---- cache (idmapd-cache.c) ---- */
+dm_cache *dm_cache_new(void);
+void dm_cache_free(dm_cache *c);
+/* 1 hit (answer filled, remaining ttl), 0 miss */
+int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret, uint32_t *ret_ttl);
+void dm_cache_put(dm_cache *c, const dm_query *q, const dm_answer *a, int64_t expires_us);
+size_t dm_cache_flush(dm_cache *c);
+size_t dm_cache_size(const dm_cache *c);
+size_t dm_cache_expire(dm_cache *c, int64_t now_us);
+
+/* ---- resolvers (idmapd-resolve.c) ---- */
+int dm_resolve_global_init(char *err, size_t errlen);
+void dm_resolve_global_reload(void);
+const char *dm_host_domain(void);
+dm_resolver *dm_resolver_new(dm_ns *ns);
+/* Hand a query to the namespace's thread; the answer comes back through the results pipe
+ * (dm_result). Returns 0 or -errno. */
+int dm_resolver_submit(dm_resolver *r, uint64_t seq, const dm_query *q);
+/* Ask the thread to check passwd/group (cache invalidation) and, once, set the netns's NFS
+ * identifier. */
+void dm_resolver_poke_refresh(dm_resolver *r);
+void dm_resolver_request_identifier(dm_resolver *r);
+/* Detach: the thread ends on its own (it may be stuck in a read of a hung mount). */
+void dm_resolver_release(dm_resolver *r);
+int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
+                         uint64_t *groups, int *load_error);
+
+typedef enum dm_result_kind { DM_RESULT_ANSWER, DM_RESULT_FLUSH, DM_RESULT_IDENTIFIER } dm_result_kind;
+typedef struct dm_result {
+        dm_result_kind kind;
+        nsid_ns_id ns_id;
+        uint64_t seq;
+        dm_query q;
+        dm_answer a;
+        char text[96];
+} dm_result;
+extern int dm_results_fd[2];
+
+/* ---- kernel side (idmapd-kernel.c) ---- */
+void dm_kernel_attach(dm_ns *ns);
+void dm_kernel_detach(dm_ns *ns);
+void dm_kernel_inotify_event(int ifd);
+void dm_pipe_readable(dm_pipe *p);
+void dm_channel_readable(dm_ns *ns, int which);
+void dm_pipe_answer(dm_pending *p, const dm_answer *a);
+void dm_channel_answer(dm_pending *p, const dm_answer *a);
+void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q);
+void dm_keys_run(int64_t now_us);
+int dm_inotify_fd(void);
+extern int dm_netns_dir_wd;      /* inotify watch on /run/netns (or /run until it exists) */
+extern int64_t dm_rescan_at_us;  /* a rescan requested for this time (0: none) */
+
+/* ---- namespaces and requests (idmapd-ns.c) ---- */
+extern dm_ns *dm_namespaces;
+dm_ns *dm_ns_find(const nsid_ns_id *id);
+dm_ns *dm_ns_find_ino(uint64_t ino);
+dm_ns *dm_ns_host(void);
+int dm_ns_rescan(void);
+int dm_ns_register_pid(pid_t pid, dm_ns **ret);
+void dm_ns_free_all(void);
+/* Start a request: answered from the cache at once (returns 1 and fills *ret), or queued to
+ * the resolver (returns 0; the pending record is answered later), or -errno. */
+int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *ret, uint32_t *ret_ttl);
+void dm_result_ready(void);
+void dm_pending_expire(int64_t now_us);
+void dm_stats_record(dm_ns *ns, int64_t start_us, int error);
+void dm_ns_periodic(int64_t now_us);
+/* A pending record was completed or abandoned by its origin (client gone). */
+void dm_pending_drop_client(dm_client *c);
+void dm_pending_drop_pipe(dm_pipe *p);
+
+/* ---- control socket (idmapd-ctl.c) ---- */
+int dm_ctl_listen(const char *path);
+void dm_ctl_accept(int lfd);
+void dm_ctl_client_event(dm_client *c, uint32_t events);
+void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached);
+void dm_ctl_close_all(void);
+int dm_status_client(const char *path, bool json);
+int dm_ctl_command(const char *path, const char *request);
+
+#endif

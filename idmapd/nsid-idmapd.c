@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid-idmapd: one daemon answering the NFSv4 id mapping upcalls of every network namespace
+ * (the client's rpc_pipefs idmap pipes and knfsd's nfs4.nametoid/idtoname channels), each in
+ * the context of the namespace that owns the netns. See nsid-idmapd(8).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nsid/conffile.h>
+#include <nsid/log.h>
+
+#include "idmapd.h"
+
+#ifndef NSID_SYSCONF_FILE
+#define NSID_SYSCONF_FILE "/etc/nsid.conf"
+#endif
+#ifndef NSID_RUN_DIR
+#define NSID_RUN_DIR "/run/nsid"
+#endif
+
+dm_config dm_cfg;
+int64_t dm_start_us;
+static int epfd = -1;
+static bool foreground = false;
+static int max_priority = LOG_INFO;
+static const char *config_path = NSID_SYSCONF_FILE;
+static const char *idmapd_conf_arg = NULL;
+
+int64_t dm_now_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void dm_log(int priority, const dm_ns *ns, const char *fmt, ...) {
+        char msg[1024];
+        va_list ap;
+        if (priority > max_priority)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        const char *who = ns ? ns->label : "daemon";
+        if (foreground) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                fprintf(stderr, "%" PRId64 ".%03ld nsid-idmapd[%d]: [%s] %s\n", (int64_t) ts.tv_sec,
+                        ts.tv_nsec / 1000000, (int) getpid(), who, msg);
+        } else
+                syslog(priority, "[%s] %s", who, msg);
+}
+
+__thread const char *dm_thread_label = NULL;
+
+static void library_log(int priority, const char *message, void *userdata) {
+        if (priority > max_priority)
+                return;
+        if (foreground)
+                fprintf(stderr, "nsid-idmapd[%d]: [%s] libnsid: %s\n", (int) getpid(),
+                        dm_thread_label ? dm_thread_label : "daemon", message);
+        else
+                syslog(priority, "[%s] libnsid: %s", dm_thread_label ? dm_thread_label : "daemon",
+                       message);
+}
+
+int dm_epoll_add(int fd, uint32_t events, void *tag) {
+        struct epoll_event ev = { .events = events, .data.ptr = tag };
+        return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int dm_epoll_mod(int fd, uint32_t events, void *tag) {
+        struct epoll_event ev = { .events = events, .data.ptr = tag };
+        return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) < 0 ? -errno : 0;
+}
+
+void dm_epoll_del(int fd) {
+        (void) epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/* ---- configuration: [idmapd] of /etc/nsid.conf ---- */
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v = 0;
+        if (!*s || strlen(s) > 10 || (s[0] == '0' && s[1]))
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        if (v < min || v > max)
+                return -ERANGE;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static void load_config(void) {
+        dm_config c = {
+                .cache_ttl = 600,
+                .negative_ttl = 60,
+                .request_timeout_ms = 2000,
+                .rescan_interval = 10,
+                .refresh_interval = 2,
+                .isolate_keys = true,
+                .key_invalidate_delay_ms = 100,
+                .set_identifier = true,
+                .host_pipes = true,
+                .idmapd_conf = "/etc/idmapd.conf",
+                .state_dir = NSID_STATE_DIR,
+        };
+        const struct {
+                const char *key;
+                unsigned *v;
+                unsigned min, max;
+        } nums[] = {
+                { "cache-ttl", &c.cache_ttl, 1, 86400 },
+                { "negative-ttl", &c.negative_ttl, 1, 86400 },
+                { "request-timeout-ms", &c.request_timeout_ms, 10, 60000 },
+                { "rescan-interval", &c.rescan_interval, 1, 3600 },
+                { "refresh-interval", &c.refresh_interval, 1, 3600 },
+                { "key-invalidate-delay-ms", &c.key_invalidate_delay_ms, 0, 10000 },
+        };
+        const struct {
+                const char *key;
+                bool *v;
+        } bools[] = {
+                { "isolate-keys", &c.isolate_keys },
+                { "set-identifier", &c.set_identifier },
+                { "host-pipes", &c.host_pipes },
+        };
+        char *text = NULL, *v = NULL;
+        size_t size = 0, cap = 0;
+        int fd = open(config_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm_cfg.socket_path[0] ? dm_cfg.socket_path
+                                                             : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
+        if (fd >= 0) {
+                for (;;) {
+                        if (size + 4096 > cap) {
+                                if (cap >= 1024 * 1024)
+                                        break;
+                                char *n = realloc(text, cap = cap ? cap * 2 : 8192);
+                                if (!n)
+                                        break;
+                                text = n;
+                        }
+                        ssize_t k = read(fd, text + size, cap - size);
+                        if (k <= 0)
+                                break;
+                        size += (size_t) k;
+                }
+                close(fd);
+        } else if (errno != ENOENT)
+                dm_log(LOG_WARNING, NULL, "cannot read %s: %s; using defaults", config_path,
+                       strerror(errno));
+        for (size_t i = 0; text && i < sizeof(nums) / sizeof(nums[0]); i++) {
+                if (nsid_conf_get(text, size, "idmapd", nums[i].key, &v) < 0)
+                        continue;
+                if (parse_uint(v, nums[i].min, nums[i].max, nums[i].v) < 0)
+                        dm_log(LOG_WARNING, NULL, "%s: [idmapd] %s = \"%s\" is not %u..%u; ignored",
+                               config_path, nums[i].key, v, nums[i].min, nums[i].max);
+                free(v);
+                v = NULL;
+        }
+        for (size_t i = 0; text && i < sizeof(bools) / sizeof(bools[0]); i++) {
+                if (nsid_conf_get(text, size, "idmapd", bools[i].key, &v) < 0)
+                        continue;
+                int b = nsid_conf_parse_bool(v);
+                if (b < 0)
+                        dm_log(LOG_WARNING, NULL, "%s: [idmapd] %s = \"%s\" is not a boolean; "
+                               "ignored", config_path, bools[i].key, v);
+                else
+                        *bools[i].v = b;
+                free(v);
+                v = NULL;
+        }
+        if (text && nsid_conf_get(text, size, "idmapd", "idmapd-conf", &v) >= 0) {
+                snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", v);
+                free(v);
+        }
+        if (text && nsid_conf_get(text, size, "idmapd", "state-dir", &v) >= 0) {
+                if (v[0] == '/')
+                        snprintf(c.state_dir, sizeof(c.state_dir), "%s", v);
+                free(v);
+        }
+        if (idmapd_conf_arg)
+                snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", idmapd_conf_arg);
+        free(text);
+        dm_cfg = c;
+}
+
+/* ---- systemd readiness (the sd_notify datagram protocol, without libsystemd) ---- */
+
+static void notify(const char *msg) {
+        const char *e = getenv("NOTIFY_SOCKET");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (!e || (e[0] != '/' && e[0] != '@') || strlen(e) >= sizeof(sa.sun_path))
+                return;
+        size_t l = strlen(e);
+        memcpy(sa.sun_path, e, l);
+        if (sa.sun_path[0] == '@')
+                sa.sun_path[0] = '\0';
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return;
+        (void) sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *) &sa,
+                      (socklen_t) (offsetof(struct sockaddr_un, sun_path) + l));
+        close(fd);
+}
+
+static void ensure_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                        if (n < 0)
+                                _exit(1);
+                }
+}
+
+static void watch_netns_dir(void) {
+        int ifd = dm_inotify_fd();
+        if (dm_netns_dir_wd >= 0)
+                (void) inotify_rm_watch(ifd, dm_netns_dir_wd);
+        dm_netns_dir_wd = inotify_add_watch(ifd, "/run/netns", IN_CREATE | IN_DELETE | IN_ONLYDIR);
+        if (dm_netns_dir_wd < 0) /* not there yet: watch /run for it */
+                dm_netns_dir_wd = inotify_add_watch(ifd, "/run", IN_CREATE | IN_ONLYDIR);
+}
+
+static void help(void) {
+        printf("Usage: nsid-idmapd [-f] [-v] [--config=PATH] [--socket=PATH]\n"
+               "       nsid-idmapd --status [--json] [--socket=PATH]\n"
+               "       nsid-idmapd --ctl='REQUEST' [--socket=PATH]\n"
+               "\n"
+               "  -f, --foreground      stay in the foreground, log to stderr\n"
+               "  -v, --verbose         debug messages\n"
+               "      --config=PATH     configuration ([idmapd] section; default %s)\n"
+               "      --idmapd-conf=PATH  the host's libnfsidmap configuration\n"
+               "      --socket=PATH     control socket (default %s/%s)\n"
+               "      --status          print the daemon's namespaces and statistics\n"
+               "      --json            ... as JSON\n"
+               "      --ctl=REQUEST     send one control request, print the reply\n"
+               "  -h, --help            this help\n"
+               "      --version         print the version\n",
+               NSID_SYSCONF_FILE, NSID_RUN_DIR, NSID_CTL_SOCKET_NAME);
+}
+
+int main(int argc, char **argv) {
+        enum { OPT_VERSION = 0x100, OPT_CONFIG, OPT_SOCKET, OPT_STATUS, OPT_JSON, OPT_CTL,
+               OPT_IDMAPD_CONF };
+        static const struct option longopts[] = {
+                { "foreground", no_argument, NULL, 'f' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                { "config", required_argument, NULL, OPT_CONFIG },
+                { "idmapd-conf", required_argument, NULL, OPT_IDMAPD_CONF },
+                { "socket", required_argument, NULL, OPT_SOCKET },
+                { "status", no_argument, NULL, OPT_STATUS },
+                { "json", no_argument, NULL, OPT_JSON },
+                { "ctl", required_argument, NULL, OPT_CTL },
+                {}
+        };
+        bool status = false, json = false;
+        const char *ctl = NULL;
+        int c;
+
+        ensure_std_fds();
+        while ((c = getopt_long(argc, argv, "fvh", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'f':
+                        foreground = true;
+                        break;
+                case 'v':
+                        max_priority = LOG_DEBUG;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case OPT_VERSION:
+                        printf("nsid-idmapd %s\n", NSID_VERSION);
+                        return 0;
+                case OPT_CONFIG:
+                        config_path = optarg;
+                        break;
+                case OPT_IDMAPD_CONF:
+                        idmapd_conf_arg = optarg;
+                        break;
+                case OPT_SOCKET:
+                        if (strlen(optarg) >= sizeof(dm_cfg.socket_path)) {
+                                fprintf(stderr, "nsid-idmapd: socket path too long\n");
+                                return 1;
+                        }
+                        snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", optarg);
+                        break;
+                case OPT_STATUS:
+                        status = true;
+                        break;
+                case OPT_JSON:
+                        json = true;
+                        break;
+                case OPT_CTL:
+                        ctl = optarg;
+                        break;
+                default:
+                        return 1;
+                }
+        }
+        if (optind != argc) {
+                fprintf(stderr, "nsid-idmapd: unexpected argument \"%s\"\n", argv[optind]);
+                return 1;
+        }
+        const char *sock = dm_cfg.socket_path[0] ? dm_cfg.socket_path
+                                                 : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME;
+        if (status)
+                return dm_status_client(sock, json);
+        if (ctl)
+                return dm_ctl_command(sock, ctl);
+
+        if (!foreground)
+                openlog("nsid-idmapd", LOG_PID, LOG_DAEMON);
+        nsid_log_set_handler(library_log, NULL);
+        nsid_log_set_max_priority(max_priority == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING);
+        dm_start_us = dm_now_us();
+        load_config();
+
+        /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
+         * their own children) */
+        sigset_t ss;
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        int sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (sfd < 0 || tfd < 0 || epfd < 0 || pipe2(dm_results_fd, O_CLOEXEC) < 0 ||
+            dm_inotify_fd() < 0) {
+                dm_log(LOG_ERR, NULL, "cannot set up the event loop: %s", strerror(errno));
+                return 1;
+        }
+        (void) fcntl(dm_results_fd[0], F_SETFL, O_NONBLOCK);
+        struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
+        timerfd_settime(tfd, 0, &its, NULL);
+        static dm_tag t_sig = { .kind = DM_TAG_SIGNAL }, t_timer = { .kind = DM_TAG_TIMER },
+                      t_res = { .kind = DM_TAG_RESULTS }, t_ino = { .kind = DM_TAG_INOTIFY };
+        dm_epoll_add(sfd, EPOLLIN, &t_sig);
+        dm_epoll_add(tfd, EPOLLIN, &t_timer);
+        dm_epoll_add(dm_results_fd[0], EPOLLIN, &t_res);
+        dm_epoll_add(dm_inotify_fd(), EPOLLIN, &t_ino);
+
+        char err[512];
+        if (dm_resolve_global_init(err, sizeof(err)) < 0)
+                dm_log(LOG_WARNING, NULL, "%s; the host context answers nothing until fixed "
+                       "(SIGHUP reloads)", err);
+        (void) mkdir(NSID_RUN_DIR, 0755);
+        int lfd = dm_ctl_listen(dm_cfg.socket_path);
+        if (lfd < 0) {
+                dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path, strerror(-lfd));
+                return 1;
+        }
+        watch_netns_dir();
+        (void) dm_ns_rescan();
+        size_t n = 0;
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                n++;
+        dm_log(LOG_INFO, NULL, "ready: %zu network namespaces, host domain %s, control socket %s",
+               n, dm_host_domain(), dm_cfg.socket_path);
+        notify("READY=1\nSTATUS=serving");
+
+        bool running = true;
+        while (running) {
+                struct epoll_event evs[64];
+                int k = epoll_wait(epfd, evs, 64, -1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        dm_log(LOG_ERR, NULL, "epoll_wait: %s", strerror(errno));
+                        break;
+                }
+                for (int i = 0; i < k; i++) {
+                        dm_tag *t = evs[i].data.ptr;
+                        switch (t->kind) {
+                        case DM_TAG_SIGNAL: {
+                                struct signalfd_siginfo si;
+                                while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                                        if (si.ssi_signo == SIGHUP) {
+                                                notify("RELOADING=1");
+                                                dm_log(LOG_INFO, NULL, "SIGHUP: reloading the "
+                                                       "configuration, flushing caches, rescanning");
+                                                char keep[256];
+                                                snprintf(keep, sizeof(keep), "%s", dm_cfg.socket_path);
+                                                load_config();
+                                                snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
+                                                dm_resolve_global_reload();
+                                                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                                                        dm_cache_flush(ns->cache);
+                                                watch_netns_dir();
+                                                (void) dm_ns_rescan();
+                                                notify("READY=1");
+                                        } else
+                                                running = false;
+                                }
+                                break;
+                        }
+                        case DM_TAG_TIMER: {
+                                uint64_t x;
+                                (void) !read(tfd, &x, sizeof(x));
+                                int64_t now = dm_now_us();
+                                if (dm_rescan_at_us && now >= dm_rescan_at_us) {
+                                        dm_rescan_at_us = 0;
+                                        watch_netns_dir();
+                                        (void) dm_ns_rescan();
+                                }
+                                dm_ns_periodic(now);
+                                break;
+                        }
+                        case DM_TAG_RESULTS:
+                                dm_result_ready();
+                                break;
+                        case DM_TAG_INOTIFY:
+                                dm_kernel_inotify_event(dm_inotify_fd());
+                                break;
+                        case DM_TAG_LISTEN:
+                                dm_ctl_accept(lfd);
+                                break;
+                        case DM_TAG_CLIENT:
+                                dm_ctl_client_event(t->obj, evs[i].events);
+                                break;
+                        case DM_TAG_PIPE:
+                                dm_pipe_readable(t->obj);
+                                break;
+                        case DM_TAG_CHANNEL:
+                                dm_channel_readable(t->obj, t->which);
+                                break;
+                        }
+                }
+        }
+        notify("STOPPING=1");
+        dm_log(LOG_INFO, NULL, "exiting");
+        dm_ctl_close_all();
+        dm_ns_free_all();
+        close(lfd);
+        (void) unlink(dm_cfg.socket_path);
+        return 0;
+}
