@@ -702,6 +702,25 @@ static void pool_run(row *rows, size_t n) {
                 (void) pthread_join(t[i], NULL);
 }
 
+/* Liveness from this scan: a binding from another boot, or for an inode no live netns has, is
+ * gone. (A reused inode is caught by the netns cookie when that netns is next bound.) */
+typedef struct scan_view {
+        const nsid_netns_info *v;
+        size_t n;
+        char boot_id[37];
+} scan_view;
+
+static int scan_live(const nsid_registry_entry *e, void *userdata) {
+        const scan_view *sv = userdata;
+
+        if (!e->boot_id || strcmp(e->boot_id, sv->boot_id) != 0)
+                return 0;
+        for (size_t i = 0; i < sv->n; i++)
+                if (sv->v[i].id.dev == e->netns.dev && sv->v[i].id.ino == e->netns.ino)
+                        return 1;
+        return 0;
+}
+
 static const char *registry_source_of(nsid_registry *reg, nsid_ns *netns, const char *identifier,
                                       nsid_key_source *ret) {
         char boot_id[37];
@@ -999,6 +1018,16 @@ static int scan_once(int mode, bool dry_run) {
                 w->get_ident = mfree(w->get_ident);
                 w->netns = nsid_ns_unref(w->netns);
                 w->proc = nsid_proc_unref(w->proc);
+        }
+
+        /* forget the bindings of namespaces that are gone (their random keys with them) */
+        if (mode == MODE_RECONCILE && !dry_run && c.reg) {
+                scan_view sv = { .v = v, .n = n };
+                if (nsid_boot_id(sv.boot_id) >= 0) {
+                        r = nsid_registry_prune(c.reg, scan_live, &sv);
+                        if (r > 0 && arg.verbose)
+                                errorf("forgot %d binding(s) of network namespaces that are gone", r);
+                }
         }
 
         /* duplicates: two live netns presenting the same identifier */
