@@ -8,6 +8,10 @@ runner="$here/../lab-run"
 pass=0 fail=0 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "ok $n - $2"; else fail=$((fail + 1)); echo "not ok $n - $2"; fi; }
 
+err=$("$runner" smoke 0.99 --build "$build" 2>&1 >/dev/null); rc=$?
+ok $([ "$rc" = 1 ]; echo $?) "a missing kernel is a failure, not a skip (got $rc)"
+echo "$err" | grep -q "FAIL: kernel 0.99 is not installed"; ok $? "the missing kernel is named"
+
 out="$build/vm-lab/runs/selftest-fails-$kernel"
 err=$("$runner" "$here/fails.sh" "$kernel" --build "$build" --out "$out" --timeout 120 2>&1 >/dev/null); rc=$?
 ok $([ "$rc" = 1 ]; echo $?) "a scenario with a failing check makes lab-run exit 1 (got $rc)"
