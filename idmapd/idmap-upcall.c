@@ -329,11 +329,14 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 if (rq_r < 0)
                         logmsg(LOG_WARNING, "key %d: requester-context: requester not found "
                                "(%s); answering in the host context", key, strerror(-rq_r));
-                else if (rq.user_initial != 1)
-                        logmsg(LOG_WARNING, "key %d: requester-context: requester pid %d is in "
-                               "a non-initial user namespace; the kernel interprets this "
-                               "answer in the initial one, so the host context is used",
-                               key, (int) rq.pid);
+                else if (rq.user_initial != 1 || rq.mnt_owner_initial != 1)
+                        logmsg(LOG_WARNING, "key %d: requester-context: requester pid %d %s; "
+                               "the kernel interprets this answer in the initial user "
+                               "namespace, so the host context is used", key, (int) rq.pid,
+                               rq.user_initial != 1
+                                       ? "is in a non-initial user namespace"
+                                       : "has a mount namespace owned by a non-initial user "
+                                         "namespace (its files hold another ID space)");
                 else if (rq.mnt_initial != 1) {
                         answer c;
                         r = resolve_requester(o, &rq, kd, &c);

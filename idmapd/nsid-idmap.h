@@ -59,6 +59,7 @@ typedef struct requester {
         char comm[32];
         uint64_t net_ino, user_ino, mnt_ino;
         int net_initial, user_initial, mnt_initial; /* 1, 0 or -errno */
+        int mnt_owner_initial; /* the mount namespace's owning user namespace is the initial one */
 } requester;
 
 int requester_find(key_serial_t target, requester *ret);

@@ -249,7 +249,7 @@ static int ns_info(nsid_proc *p, nsid_ns_type type, uint64_t *ret_ino, int *ret_
 
 int requester_find(key_serial_t target, requester *ret) {
         requester r = { .net_initial = -ENODATA, .user_initial = -ENODATA,
-                        .mnt_initial = -ENODATA };
+                        .mnt_initial = -ENODATA, .mnt_owner_initial = -ENODATA };
         char *keys = NULL;
         size_t size;
         nsid_proc_keys_entry e;
@@ -296,6 +296,16 @@ int requester_find(key_serial_t target, requester *ret) {
         (void) ns_info(r.proc, NSID_NS_NET, &r.net_ino, &r.net_initial);
         (void) ns_info(r.proc, NSID_NS_USER, &r.user_ino, &r.user_initial);
         (void) ns_info(r.proc, NSID_NS_MNT, &r.mnt_ino, &r.mnt_initial);
+        if (r.mnt_initial == 1)
+                r.mnt_owner_initial = 1;
+        else {
+                nsid_ns *mnt = NULL, *owner = NULL;
+                if (nsid_proc_open_ns(r.proc, NSID_NS_MNT, &mnt) >= 0 &&
+                    nsid_ns_get_userns(mnt, &owner) >= 0)
+                        r.mnt_owner_initial = nsid_ns_is_initial(owner);
+                nsid_ns_unref(owner);
+                nsid_ns_unref(mnt);
+        }
         *ret = r;
         return 0;
 }

@@ -115,6 +115,27 @@ grep -q "uid:bin@example.test -> 4002 (requester context, timeout 5s)" "$T/log" 
         fail "no short-lived requester answer in the log: $(tail -n 3 "$T/log")"
 expect "container uid:nosuch -> nobody" "$(req_container uid:nosuch@example.test)" "65534~"
 expect "host uid:bin, requester-context (host requester)" "$(req_host uid:bin@example.test)" "2~"
+
+# ...but never for a requester outside the host's ID space.
+# (a) In its own user namespace: request_key(2) from there fails with ENOENT and no helper
+# runs (seen on 6.18), so userspace cannot exercise this case; the NFS client requests
+# id_resolver keys with the kernel's own credentials on behalf of such tasks, which is why
+# the helper checks the requester's user namespace anyway.
+n0=$(wc -l <"$T/log")
+r=$(unshare -U -r sh -c 'keyctl session - sh -c '"'"'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"'"'"' _ "$1"' _ "$P:uid:bin@example.test" 2>/dev/null | grep -v '^Joined')
+expect "request_key from a user namespace (kernel refuses, no upcall)" "$r" "ERR:request_key: No such file or directory"
+[ "$(wc -l <"$T/log")" = "$n0" ] && pass "no helper ran for the user-namespace requester" || fail "the helper ran: $(tail -n 1 "$T/log")"
+# (b) In the initial user namespace but inside a mount namespace owned by another user
+# namespace (its passwd holds that namespace's ids): the host's answer.
+unshare -U -r -m sh -c 'mount --bind "$1/passwd" /etc/passwd && exec sleep 30' _ "$T" &
+holder=$!
+sleep 0.3
+hp=$(pgrep -P "$holder" sleep || echo "$holder")
+r=$(nsenter -t "$hp" -m keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"' _ "$P:uid:bin@example.test" 2>/dev/null | grep -v '^Joined')
+kill "$holder" 2>/dev/null || true
+expect "mount ns owned by a child userns, requester-context: host answer" "$r" "2~"
+grep -q "has a mount namespace owned by a non-initial user namespace" "$T/log" &&
+        pass "log says why the policy was not applied (mount namespace owner)" || fail "no mntns-owner log line"
 : >"$T/nsid.conf"
 
 # --- hostile descriptions: rejected, logged, exit status 1 ------------------------------
