@@ -7,6 +7,7 @@
  * helper exit non-zero leaving the kernel to negate the key.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,21 @@ typedef struct answer {
 
 static int libnfsidmap_ready = 0;
 
+static void nfsidmap_debug(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void nfsidmap_debug(const char *format, ...) {
+        char buf[1024];
+        va_list ap;
+        va_start(ap, format);
+        vsnprintf(buf, sizeof(buf), format, ap);
+        va_end(ap);
+        logmsg(LOG_DEBUG, "libnfsidmap: %s", buf);
+}
+
 static int nfsidmap_init(const idmap_opts *o) {
         if (libnfsidmap_ready)
                 return 0;
+        if (o->verbose > 1)
+                nfs4_set_debug(o->verbose, nfsidmap_debug);
         int r = nfs4_init_name_mapping((char *) o->idmapd_conf);
         if (r != 0)
                 return r < 0 ? r : -EINVAL;
