@@ -42,7 +42,10 @@ static void nfsidmap_debug(const char *format, ...) {
         va_start(ap, format);
         vsnprintf(buf, sizeof(buf), format, ap);
         va_end(ap);
-        logmsg(LOG_DEBUG, "libnfsidmap: %s", buf);
+        size_t l = strlen(buf);
+        while (l > 0 && buf[l - 1] == '\n')
+                buf[--l] = '\0';
+        logmsg(LOG_DEBUG, "%s%s", strncmp(buf, "libnfsidmap:", 12) == 0 ? "" : "libnfsidmap: ", buf);
 }
 
 static int nfsidmap_init(const idmap_opts *o) {
