@@ -283,17 +283,17 @@ check "lxc-hook: LXC_PID=1 fails" [ $? = 1 ]
 
 # -------------------------------------------------------------------------------------------
 echo "# 7. reconcile, list, check"
-for nm in nsid-itest-a nsid-itest-b; do
+for nm in nsid-itest-a-$$ nsid-itest-b-$$; do
     ip netns add "$nm" && NETNS_ADDED+=("$nm") && rm -f "$T/fake/$(stat -L -c %i "/run/netns/$nm")"
 done
 u=$(hold); sleep 0.1
 "$U" -q reconcile > "$T/rec1"; rc=$?
 check "reconcile exits 0" [ "$rc" = 0 ]
-check "reconcile set the ip-netns namespaces" [ "$(grep -c '/run/netns/nsid-itest-[ab] .*set now$' "$T/rec1")" = 2 ]
+check "reconcile set the ip-netns namespaces" [ "$(grep -c "/run/netns/nsid-itest-[ab]-$$ .*set now\$" "$T/rec1")" = 2 ]
 check "reconcile set the unshare namespace" grep -q "^$(netns_ino "$u") .*set now$" "$T/rec1"
 check "reconcile left already-set ones alone" grep -q "^$(netns_ino "$h") .* already set$" "$T/rec1"
 check "reconcile leaves the host netns alone" grep -q "unset (host)\|(host)" "$T/rec1"
-ia=$(stat -L -c %i /run/netns/nsid-itest-a)
+ia=$(stat -L -c %i /run/netns/nsid-itest-a-$$)
 check "ip-netns identifier file written" [ -s "$T/fake/$ia" ]
 "$U" -q reconcile > "$T/rec2"
 check "second reconcile sets nothing" [ "$(grep -c 'set now' "$T/rec2")" = 0 ]
@@ -308,7 +308,7 @@ assert all('identifier' in r and 'state' in r and 'source' in r for r in a)
 "$U" -q check > /dev/null 2>"$T/err"; rc=$?
 check "check: exit 0 when all is well" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || sed 's/^/# /' "$T/err"
-ib=$(stat -L -c %i /run/netns/nsid-itest-b)
+ib=$(stat -L -c %i /run/netns/nsid-itest-b-$$)
 cp "$T/fake/$ia" "$T/fake/$ib"
 "$U" -q check > /dev/null 2>"$T/err"; rc=$?
 check "check: exit 5 on a duplicate identifier" [ "$rc" = 5 ]
