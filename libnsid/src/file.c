@@ -13,15 +13,23 @@
  * bytes actually read, not to st_size: a file that grows while it is read, or a procfs-like
  * file that reports size 0, still stops at the cap.
  *
+ * Regular files on the kernel's pseudo-filesystems (procfs, sysfs, ...) are refused too: a
+ * container that mounted a procfs of a pid namespace the reader is visible in (one sharing the
+ * host's pids) could otherwise point etc/passwd at /proc/self/environ, which is not a magic
+ * link but a file describing the READER, and have the host process's environment, mounts or
+ * status read as its own data. No container configuration file lives on such a filesystem.
+ *
  * What this does not protect against: a root on a mount whose lookups or reads never return
  * (a hung FUSE or NFS server). Such reads belong in a worker with a timeout (nsid/worker.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -106,6 +114,33 @@ static void stat_to_file_stat(const struct stat *st, nsid_file_stat *ret) {
         };
 }
 
+/* A kernel pseudo-filesystem whose files describe the kernel or the process reading them,
+ * never container configuration. */
+static bool is_kernel_pseudo_fs(int fd, const char **ret_name) {
+        static const struct {
+                unsigned long magic;
+                const char *name;
+        } fs[] = {
+                { PROC_SUPER_MAGIC, "procfs" },     { SYSFS_MAGIC, "sysfs" },
+                { DEBUGFS_MAGIC, "debugfs" },       { TRACEFS_MAGIC, "tracefs" },
+                { SECURITYFS_MAGIC, "securityfs" }, { BPF_FS_MAGIC, "bpffs" },
+                { CGROUP_SUPER_MAGIC, "cgroupfs" }, { CGROUP2_SUPER_MAGIC, "cgroup2fs" },
+                { EFIVARFS_MAGIC, "efivarfs" },     { PSTOREFS_MAGIC, "pstore" },
+                { SELINUX_MAGIC, "selinuxfs" },     { SMACK_MAGIC, "smackfs" },
+                { NSFS_MAGIC, "nsfs" },             { BINFMTFS_MAGIC, "binfmt_misc" },
+        };
+        struct statfs sf;
+
+        if (fstatfs(fd, &sf) < 0)
+                return false; /* the type check stands; the read itself will fail if broken */
+        for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+                if ((unsigned long) sf.f_type == fs[i].magic) {
+                        *ret_name = fs[i].name;
+                        return true;
+                }
+        return false;
+}
+
 /* Resolve path inside rootfd to an O_PATH fd of a regular file, with its stat. Logs the reason
  * of every refusal. */
 static int open_regular_in_root(int rootfd, const char *path, int *ret_fd,
@@ -126,6 +161,11 @@ static int open_regular_in_root(int rootfd, const char *path, int *ret_fd,
         if (!S_ISREG(st.st_mode))
                 return log_debug_errno(ENXIO, "refusing to read %s in container root: %s", path,
                                        file_type_name(st.st_mode));
+        const char *fsname = NULL;
+        if (is_kernel_pseudo_fs(fd, &fsname))
+                return log_debug_errno(EMEDIUMTYPE,
+                                       "refusing to read %s in container root: a file on %s",
+                                       path, fsname);
         *ret_fd = TAKE_FD(fd);
         *ret_st = st;
         return 0;

@@ -26,7 +26,9 @@ extern "C" {
  * Errors: -ELOOP (magic link or symlink loop), -EXDEV (path escapes the root; RESOLVE_IN_ROOT
  * clamps instead, so this is not expected), -EISDIR (a directory), -ENXIO (FIFO, socket or
  * device: not a regular file), -EFBIG (larger than max_size), -ENOENT, -ENOTDIR, -EACCES,
- * -ESTALE (the file was replaced between lookup and open), -EAGAIN (lookups kept racing with
+ * -EMEDIUMTYPE (a file on a kernel pseudo-filesystem: procfs, sysfs, cgroupfs, ... whose
+ * files describe the kernel or the reading process, e.g. /proc/self/environ through a procfs
+ * the container mounted), -ESTALE (the file was replaced between lookup and open), -EAGAIN (lookups kept racing with
  * renames in the container), -ENOSYS (kernel without openat2, < 5.6: no unsafe fallback),
  * -EBADF/-EINVAL (bad arguments), or another negative errno.
  *
