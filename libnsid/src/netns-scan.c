@@ -148,7 +148,9 @@ static int cmp_info(const void *a, const void *b) {
         return x->id.dev < y->id.dev ? -1 : x->id.dev > y->id.dev;
 }
 
-static int collect_procs(proc_rec **ret, size_t *ret_n) {
+/* Every process's netns (and mount ns). With only set, the mount ns is looked up only for the
+ * processes in that netns (the "has NFS mounts" question about one netns). */
+static int collect_procs(const nsid_ns_id *only, proc_rec **ret, size_t *ret_n) {
         _cleanup_(closedirp_) DIR *d = NULL;
         proc_rec *v = NULL;
         size_t n = 0, cap = 0;
@@ -165,6 +167,8 @@ static int collect_procs(proc_rec **ret, size_t *ret_n) {
                         continue;
                 if (pid_ns_stat(pid, "net", &rec.net) < 0)
                         continue; /* exited, or a kernel thread without one */
+                if (only && (rec.net.dev != only->dev || rec.net.ino != only->ino))
+                        continue;
                 {
                         nsid_ns_id m;
                         rec.mnt = pid_ns_stat(pid, "mnt", &m) >= 0 ? m.ino : 0;
@@ -361,7 +365,7 @@ _public_ int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n) {
         r = pid_ns_stat(getpid(), "net", &self);
         if (r < 0)
                 return r;
-        r = collect_procs(&procs, &nprocs);
+        r = collect_procs(NULL, &procs, &nprocs);
         if (r < 0)
                 return r;
         r = collect_paths(self.dev, &paths, &npaths);
@@ -494,7 +498,7 @@ _public_ int nsid_netns_has_nfs_mounts(const nsid_ns_id *id) {
         int r;
 
         assert_return(id, -EINVAL);
-        r = collect_procs(&procs, &nprocs);
+        r = collect_procs(id, &procs, &nprocs);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < nprocs; i++)

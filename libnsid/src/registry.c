@@ -635,6 +635,19 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
         if (!live)
                 live = nsid_netns_entry_is_live;
 
+        /* Fast path without the write lock: the very same binding, seen recently. */
+        k = select_netns(r, e->app, &e->netns, &old);
+        if (k < 0)
+                return k;
+        if (k > 0 && same_marker(&old, e->boot_id, e->netns_cookie) &&
+            strcmp(old.identity, e->identity) == 0 && old.pid == e->pid &&
+            (!e->name || (old.name && strcmp(old.name, e->name) == 0)) &&
+            now - old.last_seen < NSID_REGISTRY_REFRESH_SEC && now >= old.last_seen) {
+                nsid_registry_entry_done(&old);
+                return 0;
+        }
+        nsid_registry_entry_done(&old);
+
         ret = exec(r, "BEGIN IMMEDIATE");
         if (ret < 0)
                 return ret;

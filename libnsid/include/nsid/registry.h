@@ -35,6 +35,8 @@ extern "C" {
 
 #define NSID_REGISTRY_FILE "registry.db"
 #define NSID_REGISTRY_SCHEMA_VERSION 1
+/* last_seen is rewritten at most this often for an unchanged binding (seconds) */
+#define NSID_REGISTRY_REFRESH_SEC 60
 
 enum {
         NSID_REGISTRY_READONLY = 1u << 0, /* open read-only, never create */
@@ -98,6 +100,8 @@ enum {
  *  - a stale binding of a dead netns with the same inode: replaced;
  *  - the identity bound to another netns: live(other) decides; alive -> -EADDRINUSE and
  *    ret_conflict filled (nothing changed); gone -> the stale binding is replaced.
+ * An unchanged binding (same pid and name) refreshed less than NSID_REGISTRY_REFRESH_SEC ago
+ * is left as it is without taking the write lock (last_seen has that granularity).
  * Returns 1 when a new binding was inserted, 0 when an existing one was refreshed. live NULL
  * means nsid_netns_entry_is_live(). ret_conflict may be NULL; first_seen/last_seen of e are
  * ignored (now).
