@@ -390,7 +390,7 @@ static void help(void) {
                "Commands:\n"
                "  set [--pid PID | --netns PATH] [--key K | --container-id ID] [--force]\n"
                "      [--dry-run] [--replace-key]   set one netns (default: our own)\n"
-               "  oci-hook                          OCI createRuntime hook (state JSON on stdin)\n"
+               "  oci-hook [--no-annotation-key]    OCI createRuntime hook (state JSON on stdin)\n"
                "  lxc-hook                          LXC start-host hook (LXC_PID, LXC_NAME)\n"
                "  reconcile [--include-host]        set every netns whose identifier is unset\n"
                "  list                              show every netns, change nothing\n"
@@ -587,9 +587,18 @@ static int cmd_oci_hook(int argc, char **argv) {
         oci_state st = {};
         int r;
 
-        if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-                help();
-                return EXIT_OK;
+        bool use_annotation = true;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                        help();
+                        return EXIT_OK;
+                } else if (strcmp(argv[i], "--no-annotation-key") == 0)
+                        use_annotation = false;
+                else {
+                        errorf("oci-hook: unknown argument '%s'", argv[i]);
+                        return EXIT_USAGE;
+                }
         }
         r = read_all_timeout(STDIN_FILENO, OCI_STATE_MAX, arg.timeout_ms, &data, &size);
         if (r < 0) {
@@ -602,6 +611,14 @@ static int cmd_oci_hook(int argc, char **argv) {
         if (r < 0) {
                 errorf("oci-hook: invalid OCI state on stdin: %s", err);
                 return EXIT_FAIL;
+        }
+        if (!use_annotation && (st.nsid_key || st.nsid_app)) {
+                if (!arg.quiet)
+                        errorf("oci-hook: container %s: org.nsid.* annotations ignored "
+                               "(--no-annotation-key)",
+                               st.id);
+                st.nsid_key = mfree(st.nsid_key);
+                st.nsid_app = mfree(st.nsid_app);
         }
         if (st.nsid_app) {
                 if (nsid_app_validate(st.nsid_app) < 0) {

@@ -236,6 +236,10 @@ check "oci-hook: identity = derive(container id)" [ "$exp" = "${out%% *}" ]
 h2=$(hold); sleep 0.1
 out=$(state oci-ctr-2 "$h2" '"org.nsid.key":"tenant-7/db"' | "$U" oci-hook); rc=$?
 check "oci-hook: annotation org.nsid.key is an explicit key" [ "$rc" = 0 -a "${out#* }" = "explicit set" ]
+h3=$(hold)
+out=$(state oci-ctr-3 "$h3" '"org.nsid.key":"tenant-7/db2"' | "$U" oci-hook --no-annotation-key 2>"$T/err"); rc=$?
+check "oci-hook --no-annotation-key: the container id is the key" [ "$rc" = 0 -a "${out#* }" = "container-id set" ]
+check "... and says the annotation was ignored" grep -q "annotations ignored" "$T/err"
 out=$(state oci-ctr-1b "$h" | "$U" oci-hook); rc=$?
 check "oci-hook: second container in the same (pod) netns keeps the pod's identity" \
     [ "$rc" = 0 -a "$(fake_of "$h")" = "$exp" ]
