@@ -80,6 +80,10 @@ check_eq "without nsid: 2 containers present one client" 1 "$bconf"
 check_eq "nsid-uniquifier check now exits 5 (unset identifiers under NFS)" 5 "$rc"
 grep -q "unset, NFS mounted" /run/nsid-lab/check2.out
 check "... naming them" test $? = 0
+# too late: b1 already mounted without an identifier; setting one now cannot change its client
+"$UNIQ" set --pid "$(container_pid b1)" --key late-b1 > /run/nsid-lab/late.out 2>&1; rc=$?
+check_eq "set on a netns with NFS already mounted: exit 4 (too late)" 4 "$rc"
+check "... and says so" grep -q "too-late" /run/nsid-lab/late.out
 finding identity-hooks-baseline "same boot, 2 containers hostname dup without nsid: $bconf confirmed client(s)"
 
 lab_done
