@@ -1,0 +1,202 @@
+#!/bin/bash
+# nsid-idmap (id_resolver helper, opt-in requester-context policy) against hostile
+# containers, through the REAL request-key path of this kernel.
+#
+# FAKE: the host kernel has no NFS modules, so there is no id_resolver key type. Like
+# itest-idmap-upcall.sh, a temporary /etc/request-key.d rule routes `user` keys with a
+# private description prefix ("nsidhostile-PID-RANDOM:", unique to this run, so it cannot
+# clash with the other request-key tests running at the same time) to nsid-idmap
+# --test-user-prefix (its documented test seam). Everything else is real: request_key(2),
+# /sbin/request-key, the helper's authority key, pidfds, mount namespaces, a procfs, and a
+# FUSE filesystem whose server never answers.
+#
+# A "container" is `unshare -m` (private mounts, the host's pid namespace) with a copy of
+# /etc bind-mounted over /etc whose passwd the test makes hostile. The helper runs with a
+# secret marker in its own environment; it must never come back in an answer.
+#
+# Checks: passwd -> /proc/self/environ (the helper's own environment through the container's
+# procfs), a 1 GiB sparse passwd, a FIFO passwd (nobody writes it): safe answer, no hang,
+# marker never served; concurrent requests for one key: one helper run, every requester gets
+# the same answer; passwd on a FUSE mount that never answers: the outcome and its time
+# (KNOWN GAP, see below).
+set -uo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+bin=$(realpath "$build/idmapd/nsid-idmap")
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (request-key rules, mounts)"; exit 0; }
+command -v keyctl >/dev/null || { echo "FAIL: keyctl missing (keyutils)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 missing"; exit 1; }
+
+MARKER="NSIDHOSTILEMARKER$RANDOM"
+T=$(mktemp -d /tmp/nsid-itest-hostile-idmap.XXXXXX)
+chmod 755 "$T"
+P="nsidhostile-$$-$RANDOM"
+rule="/etc/request-key.d/nsid-hostile-$P.conf"
+bgpids=()
+cleanup() {
+        rm -f "$rule"
+        for p in "${bgpids[@]}"; do kill -9 "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "not ok: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+
+printf '[General]\nDomain = example.test\n[Translation]\nMethod = nsswitch\n' >"$T/idmapd.conf"
+printf '[idmap]\nrequester-context = yes\n' >"$T/nsid.conf"
+# the helper's environment carries the marker as a valid passwd line for uid 4242
+cat >"$T/wrap.sh" <<WRAP
+#!/bin/sh
+echo "start \$*" >>"$T/runs"
+NSID_SECRET="$MARKER:x:4242:4242::/:/bin/sh" ASAN_OPTIONS=log_path=$T/asan UBSAN_OPTIONS=log_path=$T/ubsan "$bin" "\$@"
+echo "exit=\$? \$*" >>"$T/status"
+WRAP
+chmod 755 "$T/wrap.sh"
+set_rule() { # extra helper options
+        echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log -t 30 $* %k %d" >"$rule"
+}
+set_rule --max-time=5
+
+# The container's /etc: a copy of the host's, its passwd replaced by the test.
+cp -a /etc "$T/etc" 2>/dev/null
+rm -f "$T/etc/passwd"
+mkdir -p "$T/etc/nsidhung"
+
+# a FUSE "server" that mounts DIR and never reads /dev/fuse (not even INIT): every lookup
+# below DIR waits until this process dies. Writes READY once mounted.
+cat >"$T/fuse-hang.py" <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2], "w").close()
+time.sleep(3600)
+PY
+
+# req_container SETUP DESC: in a fresh container (setup = shell run inside it first), request
+# DESC; prints the payload (NULs as '~') or ERR:<message>, and the elapsed ms on stderr.
+req_container() {
+        unshare -m --propagation private sh -c '
+                mount --bind "$T/etc" /etc || exit 1
+                eval "$1"
+                keyctl session - sh -c '"'"'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"'"'"' _ "$2"' _ "$1" "$P:$2" 2>/dev/null | grep -v '^Joined'
+}
+export T
+no_marker() { # what text
+        if grep -q "$MARKER" <<<"$2"; then fail "$1: the helper's environment was served: '$2'"; else pass "$1: marker not served"; fi
+}
+timed() { # prints "RESULT ms"
+        local s r; s=$(date +%s%N)
+        r=$("$@")
+        echo "$r $((($(date +%s%N) - s) / 1000000))"
+}
+
+# --- sanity: the container's own passwd is served (requester context) ----------------
+printf 'root:x:0:0::/root:/bin/sh\ncarol:x:4343:4343::/:/bin/sh\n' >"$T/etc/passwd"
+r=$(req_container : user:4343)
+[ "$r" = "carol@example.test" ] && pass "container passwd served: user:4343 -> $r" ||
+        fail "container's own passwd not served: '$r' ($(tail -n 3 "$T/log" 2>/dev/null))"
+
+# --- passwd -> /proc/self/environ: the helper's own environment ----------------------
+rm -f "$T/etc/passwd"
+ln -s /proc/self/environ "$T/etc/passwd"
+r=$(req_container : user:4242)
+no_marker "passwd -> /proc/self/environ, user:4242" "$r"
+case "$r" in ERR:*) pass "passwd -> /proc/self/environ: refused ($r)" ;;
+*) fail "passwd -> /proc/self/environ: got '$r', want a refusal" ;; esac
+grep -q "cannot load the user database of requester pid [0-9]*: Wrong medium type" "$T/log" &&
+        pass "log: the user database is refused (procfs file)" ||
+        fail "no 'Wrong medium type' log line: $(tail -n 2 "$T/log")"
+r=$(req_container : "uid:$MARKER@example.test")
+no_marker "passwd -> /proc/self/environ, uid:MARKER" "$r"
+[ "$r" != "4242~" ] && pass "uid:MARKER is not 4242 ($r)" || fail "uid:MARKER resolved to 4242 from the helper's environment"
+
+# --- passwd as a 1 GiB sparse file and as a FIFO: refused at once ---------------------
+rm -f "$T/etc/passwd"
+truncate -s 1G "$T/etc/passwd"
+read -r r ms < <(timed req_container : user:0)
+# (the requester's database is unusable: the host's answer, as with the default policy)
+[ "$ms" -lt 3000 ] && [ "$r" = root@example.test ] && pass "1 GiB sparse passwd: host answer '$r' in $ms ms" ||
+        fail "1 GiB sparse passwd: '$r' in $ms ms, want the host's root@example.test at once"
+rm -f "$T/etc/passwd"
+mkfifo "$T/etc/passwd"
+read -r r ms < <(timed req_container : user:0)
+[ "$ms" -lt 3000 ] && [ "$r" = root@example.test ] && pass "FIFO passwd: host answer '$r' in $ms ms (no open, no hang)" ||
+        fail "FIFO passwd: '$r' in $ms ms, want the host's root@example.test at once"
+grep -q "requester pid [0-9]*: File too large" "$T/log" && grep -q "requester pid [0-9]*: No such device or address" "$T/log" &&
+        pass "log: EFBIG and ENXIO refusals" || fail "refusals not logged: $(tail -n 4 "$T/log")"
+
+# --- concurrent requests for one key ----------------------------------------------------
+# 16 requesters in one shared keyring ask for the same key at the same time: the kernel
+# runs the helper once and every requester gets its answer.
+: >"$T/runs"
+keyctl session - bash -c 'for i in $(seq 16); do
+        (k=$(keyctl request2 user "$1" "" @s 2>&1) && keyctl pipe "$k" >"$2/c.$i" 2>&1 ||
+                echo "ERR:$k" >"$2/c.$i") &
+done
+wait' _ "$P:user:0" "$T" >/dev/null 2>&1
+good=0
+for i in $(seq 16); do [ "$(cat "$T/c.$i")" = "root@example.test" ] && good=$((good + 1)); done
+runs=$(grep -c "user:0" "$T/runs")
+[ "$good" = 16 ] && pass "16 concurrent requests: 16 answers 'root@example.test'" ||
+        fail "16 concurrent requests: $good good answers ($(cat "$T"/c.* | sort | uniq -c | tr '\n' ' '))"
+[ "$runs" = 1 ] && pass "... from one helper run" || fail "... from $runs helper runs, want 1"
+
+# --- passwd on a FUSE mount that never answers -----------------------------------------
+# KNOWN GAP (reported): the helper reads the requester's files in-process; a lookup on a FUSE
+# connection that never answers waits in a killable-only sleep, so the SIGALRM watchdog
+# (--max-time) cannot run its handler and the key stays under construction until the FUSE
+# server (the container) dies. What is asserted: the requester is released once the
+# container's FUSE server dies (no permanent hang), other namespaces are served meanwhile,
+# and the time is printed. When the helper bounds this case (worker with a timeout, or a
+# fatal watchdog), the "KNOWN GAP" line turns into "ok: ... bounded" below.
+if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
+        set_rule --max-time=2
+        rm -f "$T/etc/passwd"
+        ln -s nsidhung/passwd "$T/etc/passwd"
+        rm -f "$T/fuse-ready" "$T/hung-out"
+        s=$(date +%s%N)
+        (req_container 'python3 "$T/fuse-hang.py" /etc/nsidhung "$T/fuse-ready" & echo $! >"$T/fuse-pid"
+                        for i in $(seq 100); do [ -e "$T/fuse-ready" ] && break; sleep 0.05; done' user:0 >"$T/hung-out"
+         echo "$((($(date +%s%N) - s) / 1000000))" >>"$T/hung-out") &
+        hung=$!
+        bgpids+=("$hung")
+        for i in $(seq 100); do [ -e "$T/fuse-ready" ] && break; sleep 0.05; done
+        [ -e "$T/fuse-ready" ] && pass "hung FUSE mounted in the container" || fail "FUSE mount failed"
+        # meanwhile another requester (the host) is served
+        r=$(keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"' _ "$P:user:0" 2>/dev/null | grep -v '^Joined')
+        [ "$r" = "root@example.test" ] && pass "the host is served while the container's request hangs" ||
+                fail "the host is not served while the container hangs: '$r'"
+        for i in $(seq 80); do kill -0 "$hung" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$hung" 2>/dev/null; then
+                echo "KNOWN GAP: the container's request is still pending 8 s after it began (--max-time=2): the helper is stuck in the FUSE lookup"
+                ps -o pid,stat,wchan:32,cmd -C nsid-idmap 2>/dev/null | sed 's/^/  /'
+                kill -9 "$(cat "$T/fuse-pid")" 2>/dev/null # the FUSE server dies: connection aborted
+                for i in $(seq 50); do kill -0 "$hung" 2>/dev/null || break; sleep 0.1; done
+                if kill -0 "$hung" 2>/dev/null; then
+                        fail "the request still hangs after the FUSE server died"
+                else
+                        pass "released once the FUSE server died: '$(head -n 1 "$T/hung-out")'"
+                fi
+        else
+                r=$(head -n 1 "$T/hung-out"); ms=$(tail -n 1 "$T/hung-out")
+                case "$r" in
+                ERR:*) [ "$ms" -lt 6000 ] && pass "hung FUSE passwd: bounded, '$r' after $ms ms" ||
+                        fail "hung FUSE passwd: '$r' after $ms ms" ;;
+                *) fail "hung FUSE passwd answered '$r'" ;;
+                esac
+                kill -9 "$(cat "$T/fuse-pid")" 2>/dev/null
+        fi
+        no_marker "hung FUSE" "$(cat "$T/hung-out")"
+else
+        echo "SKIP: no FUSE (no /dev/fuse or fuse filesystem): hung-mount case not run"
+fi
+
+for f in "$T"/asan* "$T"/ubsan*; do
+        [ -e "$f" ] && fail "sanitizer report from the helper: $(head -n 5 "$f")"
+done
+echo "$fails failure(s)"
+[ "$fails" = 0 ]
