@@ -72,8 +72,10 @@ show_keys
 check_eq "no rule: the container's rpc.idmapd answered through the pipe (uid 4001)" 4001 "$uid2"
 check "no rule: the answer is an id_legacy key" test "$(nkeys id_legacy "uid:labalice@$LAB_DOMAIN")" -ge 1
 check_eq "no rule: our helper was not called" 0 "$(grep -c . "$RKLOG")"
-neg=$(keys | grep " id_resolv " | grep -c "labalice")
-finding idmap-norule "init-userns client, no id_resolver rule: /sbin/request-key finds no rule, kernel falls back to the pipe; key type id_legacy, uid $uid2 from the container's rpc.idmapd; id_resolver keys left for the name: $neg"
+# the failed request-key attempt stays cached as a negative id_resolver key (flag N, 60 s)
+neg=$(keys | grep -E '^[0-9a-f]+ [A-Z-]*N[A-Z-]* .* id_resolv uid:labalice@' | grep -c .)
+check "no rule: the failed request-key attempt is cached as a negative id_resolver key" test "$neg" -ge 1
+finding idmap-norule "init-userns client, no id_resolver rule: /sbin/request-key finds no rule, kernel falls back to the pipe; key type id_legacy, uid $uid2 from the container's rpc.idmapd; negative id_resolver keys for uid:labalice: $neg"
 
 # ---- 3. user-namespaced client ----------------------------------------------------------------
 check "container iu (own user namespace) created" container_create iu --userns || bail "no container"
