@@ -228,7 +228,7 @@ static void do_status(dm_client *c) {
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 json_object_array_add(arr, ns_json(ns));
         json_object_object_add(root, "namespaces", arr);
-        const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+        const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         size_t l = strlen(s);
         char *line = malloc(l + 5);
         if (line) {
@@ -421,7 +421,9 @@ static int ctl_roundtrip(const char *path, const char *req, char **ret_line) {
         struct timeval tv = { .tv_sec = 10 };
         (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
-            send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t) strlen(req)) {
+            (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t) strlen(req) &&
+             errno != EPIPE && errno != ECONNRESET)) {
+                /* EPIPE: the daemon refused us and closed; its reason is still to be read */
                 r = -errno;
                 close(fd);
                 return r;
@@ -497,7 +499,7 @@ int dm_status_client(const char *path, bool json) {
                 return 1;
         }
         if (json) {
-                puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY));
+                puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         } else {
                 json_object *arr, *v;
                 printf("nsid-idmapd %s, pid %d, up %" PRId64 " s, host domain %s\n",
