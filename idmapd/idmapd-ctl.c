@@ -318,7 +318,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                 q.view = rq.view == NSID_CTL_VIEW_HOST_IDS ? DM_VIEW_HOST
                          : rq.view == NSID_CTL_VIEW_NS_IDS ? DM_VIEW_NS
                                                            : ns->kernel_view;
-                if (ns->is_host)
+                if (ns->initial)
                         q.view = DM_VIEW_HOST;
                 q.id = rq.id;
                 memcpy(q.name, rq.name, sizeof(q.name));

@@ -148,6 +148,35 @@ static void resolve_host(const dm_query *q, dm_answer *a) {
                 a->error = -ENOENT;
 }
 
+/* A host-context netns whose process is in another user namespace (a netns made by a
+ * rootless runtime that shares the host's files): libnfsidmap's host ids are translated to
+ * that namespace's ids for the namespace view. Identity maps otherwise. */
+static void host_ns_view(dm_resolver *r, const dm_query *q, dm_answer *a) {
+        bool user = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_USER;
+        int k = user ? 0 : 1;
+        if (!r->proc) {
+                resolve_host(q, a);
+                return;
+        }
+        if (!r->map[k] && nsid_idmap_load_proc(r->proc, user ? NSID_IDMAP_UID : NSID_IDMAP_GID,
+                                               &r->map[k]) < 0) {
+                a->error = -ESRCH;
+                return;
+        }
+        if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID) {
+                resolve_host(q, a);
+                if (a->error == 0)
+                        (void) nsid_idmap_to_ns_munged(r->map[k], a->id, &a->id);
+        } else {
+                dm_query hq = *q;
+                if (nsid_idmap_to_host(r->map[k], q->id, &hq.id) < 0) {
+                        a->error = -ENOENT;
+                        return;
+                }
+                resolve_host(&hq, a);
+        }
+}
+
 /* ---- container context ---- */
 
 static void load_domain(dm_resolver *r) {
@@ -408,7 +437,9 @@ static void *thread_main(void *arg) {
                 }
                 dm_result res = { .kind = DM_RESULT_ANSWER, .ns_id = r->ns_id, .seq = j->seq,
                                   .q = j->q };
-                if (r->is_host)
+                if (r->is_host && j->q.view == DM_VIEW_NS)
+                        host_ns_view(r, &j->q, &res.a);
+                else if (r->is_host)
                         resolve_host(&j->q, &res.a);
                 else
                         resolve_container(r, &j->q, &res.a);

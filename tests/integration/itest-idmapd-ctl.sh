@@ -200,6 +200,24 @@ edit 's/^bob:x:1001:1001:/bob:x:70000:70000:/' "$T/u1/passwd"
 sleep 1.5
 expect "lookup pid:$PU uid bob@u1.test host-ids" "ok $(cat /proc/sys/kernel/overflowuid) 600 resolved"
 
+# --- a netns owned by a user namespace but sharing the host's files (host context):
+#     libnfsidmap's host ids, translated into that user namespace for its own view ---
+unshare -U sleep 1000 </dev/null >/dev/null 2>&1 &
+H=$!
+pids+=("$H")
+for _ in $(seq 250); do [ "$(readlink /proc/$H/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break; sleep 0.02; done
+echo "0 100000 65536" >/proc/$H/uid_map
+echo "0 100000 65536" >/proc/$H/gid_map
+nsenter --user=/proc/$H/ns/user --setuid=0 --setgid=0 unshare -n sleep 1000 </dev/null >/dev/null 2>&1 &
+PH=$!
+pids+=("$PH")
+for _ in $(seq 250); do [ "$(readlink /proc/$PH/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.02; done
+expect "lookup pid:$PH uid root@host.test host-ids" "ok 0 600 resolved"
+expect "lookup pid:$PH uid root@host.test" "ok $(cat /proc/sys/kernel/overflowuid) 600 resolved"  # host root is not mapped there
+expect "lookup pid:$PH user 0 host-ids" "ok root@host.test 600 resolved"
+expect "lookup pid:$PH user 0" "negative 30"   # its root is host uid 100000: no such user on the host
+kill -9 "$PH" "$H"; wait "$PH" "$H" 2>/dev/null || true
+
 # --- a slow container (a 15 MiB passwd to parse): bounded wait, others keep being served ---
 write_conf 50
 kill -HUP "$DPID"
