@@ -263,6 +263,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
         answer host = {}, ans = {};
         bool have_host = false;
         const char *source = "host";
+        const char *via = "";
         unsigned timeout = o->timeout;
 
         r = parse_key_serial(serial_s, &key);
@@ -330,7 +331,31 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
         requester_describe(&rq, rq_r, who, sizeof(who));
 
         load_policy(o, &pol);
-        r = resolve_host(o, kd, &host);
+        r = -ENODATA;
+        if (!pol.requester_context) {
+                /* The fast path: nsid-idmapd's cache, host context. */
+                fastpath_answer fa;
+                int f = fastpath_lookup(o->daemon_socket, o->daemon_timeout_ms, kd, &fa);
+                if (f >= 0 && fa.negative) {
+                        logmsg(LOG_WARNING, "key %d: %s: no mapping (nsid-idmapd); rejected for "
+                               "%us; %s", key, esc, IDMAP_NEGATIVE_TIMEOUT, who);
+                        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                        goto out;
+                }
+                if (f >= 0) {
+                        host.is_name = fa.is_name;
+                        host.id = fa.id;
+                        if (fa.is_name)
+                                memcpy(host.name, fa.name, strlen(fa.name) + 1);
+                        via = fa.cached ? ", nsid-idmapd cache" : ", nsid-idmapd";
+                        r = 0;
+                } else if (f != -ECANCELED)
+                        logmsg(f == -ENOENT || f == -ECONNREFUSED ? LOG_DEBUG : LOG_WARNING,
+                               "key %d: nsid-idmapd at %s not used (%s); resolving here", key,
+                               o->daemon_socket, f == -ETIMEDOUT ? "no answer in time" : strerror(-f));
+        }
+        if (r < 0)
+                r = resolve_host(o, kd, &host);
         have_host = r >= 0;
         if (r < 0 && !pol.requester_context) {
                 logmsg(LOG_WARNING, "key %d: %s: no mapping in the host context (%s); "
@@ -415,11 +440,11 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 goto out;
         }
         if (ans.is_name)
-                logmsg(LOG_INFO, "key %d: %s -> \"%s\" (%s context, timeout %us); %s", key, esc,
-                       ans.name, source, timeout, who);
+                logmsg(LOG_INFO, "key %d: %s -> \"%s\" (%s context%s, timeout %us); %s", key,
+                       esc, ans.name, source, via, timeout, who);
         else
-                logmsg(LOG_INFO, "key %d: %s -> %u (%s context, timeout %us); %s", key, esc,
-                       ans.id, source, timeout, who);
+                logmsg(LOG_INFO, "key %d: %s -> %u (%s context%s, timeout %us); %s", key, esc,
+                       ans.id, source, via, timeout, who);
         if (strcmp(source, "requester") == 0 && have_host &&
             (ans.is_name ? strcmp(ans.name, host.name) != 0 : ans.id != host.id)) {
                 char h[NAME_BUF + 2];

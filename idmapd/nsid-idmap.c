@@ -12,10 +12,14 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <nsid/ctlproto.h>
 #include <nsid/log.h>
 
 #include "nsid-idmap.h"
 
+#ifndef NSID_RUN_DIR
+#define NSID_RUN_DIR "/run/nsid"
+#endif
 #ifndef NSID_SYSCONF_FILE
 #define NSID_SYSCONF_FILE "/etc/nsid.conf"
 #endif
@@ -59,11 +63,15 @@ static void help(const char *prog) {
                "      --dns-timeout=MS    bound of a DNS lookup (default %u)\n"
                "      --max-time=SECONDS  reject an id_resolver key still unanswered after\n"
                "                          SECONDS (default %u)\n"
+               "      --daemon-socket=PATH  nsid-idmapd's control socket (default %s)\n"
+               "      --daemon-timeout=MS   bound of the fast path through nsid-idmapd\n"
+               "                          (default %u, 0: never ask the daemon)\n"
                "  -h, --help              this help\n"
                "      --version           print the version\n",
                prog, prog, prog, IDMAP_DEFAULT_TIMEOUT, IDMAP_DEFAULT_KEYRING,
                IDMAP_DEFAULT_KEYRING, IDMAP_DEFAULT_CONF, NSID_SYSCONF_FILE,
-               IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS, IDMAP_MAX_SECONDS);
+               IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS, IDMAP_MAX_SECONDS,
+               NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME, IDMAP_DAEMON_TIMEOUT_MS);
 }
 
 enum {
@@ -75,6 +83,8 @@ enum {
         OPT_DNS_TIMEOUT,
         OPT_TEST_PREFIX,
         OPT_MAX_TIME,
+        OPT_DAEMON_SOCKET,
+        OPT_DAEMON_TIMEOUT,
 };
 
 int main(int argc, char **argv) {
@@ -95,6 +105,8 @@ int main(int argc, char **argv) {
                 { "log-file", required_argument, NULL, OPT_LOG_FILE },
                 { "dns-timeout", required_argument, NULL, OPT_DNS_TIMEOUT },
                 { "max-time", required_argument, NULL, OPT_MAX_TIME },
+                { "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
+                { "daemon-timeout", required_argument, NULL, OPT_DAEMON_TIMEOUT },
                 /* Test seam (see nsid-idmap(8), TESTING): answer `user` keys whose
                  * description is PREFIX followed by an id_resolver description. */
                 { "test-user-prefix", required_argument, NULL, OPT_TEST_PREFIX },
@@ -107,6 +119,8 @@ int main(int argc, char **argv) {
                 .keyring = IDMAP_DEFAULT_KEYRING,
                 .dns_total_ms = DNS_DEFAULT_TOTAL_MS,
                 .max_seconds = IDMAP_MAX_SECONDS,
+                .daemon_socket = NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME,
+                .daemon_timeout_ms = IDMAP_DAEMON_TIMEOUT_MS,
         };
         const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
         bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
@@ -175,6 +189,15 @@ int main(int argc, char **argv) {
                                 usage_error = true;
                         else
                                 o.max_seconds = (unsigned) v;
+                        break;
+                case OPT_DAEMON_SOCKET:
+                        o.daemon_socket = optarg;
+                        break;
+                case OPT_DAEMON_TIMEOUT:
+                        if (parse_uint_strict(optarg, 10000, &v) < 0)
+                                usage_error = true;
+                        else
+                                o.daemon_timeout_ms = (unsigned) v;
                         break;
                 case OPT_TEST_PREFIX:
                         o.test_prefix = optarg;

@@ -34,6 +34,8 @@ typedef struct idmap_opts {
         const char *test_prefix;  /* --test-user-prefix: the `user` key test seam */
         unsigned dns_total_ms;    /* --dns-timeout */
         unsigned max_seconds;     /* --max-time: watchdog of the id_resolver upcall */
+        const char *daemon_socket; /* --daemon-socket: nsid-idmapd's control socket */
+        unsigned daemon_timeout_ms; /* --daemon-timeout: bound of the fast path, 0: off */
 } idmap_opts;
 
 /* Logging: syslog, or stderr when -v is given or stderr is a terminal; --log-file appends. */
@@ -76,6 +78,21 @@ int key_answer(key_serial_t key, const void *payload, size_t len, unsigned timeo
  * running after `seconds` (SIGALRM). */
 void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int error);
 #define IDMAP_MAX_SECONDS 20u /* whole id_resolver upcall */
+
+/* The fast path through nsid-idmapd (host context only). 0 with *ret filled (an answer or
+ * a negative one), or -errno: daemon absent, slow, failing or answering garbage. */
+#define IDMAP_DAEMON_TIMEOUT_MS 100u
+typedef struct fastpath_answer {
+        bool negative;
+        bool is_name;
+        bool cached;
+        uint32_t id;
+        uint32_t ttl;
+        char name[128];
+} fastpath_answer;
+struct nsid_idmap_keydesc;
+int fastpath_lookup(const char *socket_path, unsigned timeout_ms,
+                    const struct nsid_idmap_keydesc *kd, fastpath_answer *ret);
 
 /* The three modes. Each returns the exit status. */
 int idmap_upcall(const idmap_opts *o, const char *serial, const char *desc);

@@ -64,7 +64,7 @@ ASAN_OPTIONS=log_path=$T/asan UBSAN_OPTIONS=log_path=$T/ubsan:print_stacktrace=1
 echo "exit=\$? \$*" >>"$T/status"
 WRAP
 chmod 755 "$T/wrap.sh"
-echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log -t 30 %k %d" >"$rule"
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$T/no-daemon.sock -t 30 %k %d" >"$rule"
 
 # req DESC [container]: prints the payload with NULs shown as '~', or ERR:<keyctl message>.
 req_host() {
@@ -175,7 +175,7 @@ cat >"$T/wrap-closed.sh" <<WRAP
 exec "$bin" "\$@" <&- >&- 2>&-
 WRAP
 chmod 755 "$T/wrap-closed.sh"
-echo "create user $P:* * $T/wrap-closed.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log-closed -t 30 %k %d" >"$rule"
+echo "create user $P:* * $T/wrap-closed.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log-closed --daemon-timeout=0 -t 30 %k %d" >"$rule"
 expect "fds 0-2 closed: uid:bin" "$(req_host uid:bin@example.test)" "2~"
 if grep -qv '^nsid-idmap\[[0-9]*\]: ' "$T/log-closed"; then
         fail "stray output in the log file: $(cat "$T/log-closed")"
@@ -208,7 +208,7 @@ LDAP_base = dc=example,dc=test
 LDAP_canonicalize_name = false
 LDAP_timeout_seconds = 60
 CONF
-echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/ldap-idmapd.conf --config=$T/nsid.conf --log-file=$T/log --max-time=2 -t 30 %k %d" >"$rule"
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/ldap-idmapd.conf --config=$T/nsid.conf --log-file=$T/log --max-time=2 --daemon-timeout=0 -t 30 %k %d" >"$rule"
 : >"$T/status"
 start=$(date +%s%N)
 r=$(req_host uid:carol@example.test)

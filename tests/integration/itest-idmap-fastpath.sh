@@ -1,0 +1,72 @@
+#!/bin/bash
+# nsid-idmap's fast path through nsid-idmapd's control socket, on the real request-key path
+# (user-key test seam, see itest-idmap-upcall.sh): with the daemon running the answer comes
+# from it (and from its cache the second time); with the daemon stopped (SIGSTOP: it
+# accepts connections and never answers) the helper gives up after --daemon-timeout and
+# resolves by itself; with no daemon it resolves by itself at once. The answers are the
+# same in every case.
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+bin=$(realpath "$build/idmapd/nsid-idmap")
+daemon=$(realpath "$build/idmapd/nsid-idmapd")
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ -x "$daemon" ] || { echo "FAIL: $daemon not built"; exit 1; }
+
+T=$(mktemp -d /tmp/nsid-itest-fastpath.XXXXXX)
+chmod 755 "$T"
+P="nsidtest-$$-$RANDOM"
+rule="/etc/request-key.d/nsid-test-$P.conf"
+DPID=
+cleanup() {
+        rm -f "$rule"
+        if [ -n "$DPID" ]; then kill -CONT "$DPID" 2>/dev/null || true; kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
+        rm -rf "$T"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+expect() { if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want '$3'"; fi; }
+
+printf '[General]\nDomain = example.test\n[Translation]\nMethod = nsswitch\n' >"$T/idmapd.conf"
+: >"$T/nsid.conf"
+S="$T/idmapd.sock"
+echo "create user $P:* * $bin --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$S --daemon-timeout=300 -t 30 %k %d" >"$rule"
+req() {
+        keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"' _ "$P:$1" 2>/dev/null | grep -v '^Joined' || true
+}
+
+# No daemon: resolved here, at once.
+expect "no daemon: uid:bin" "$(req uid:bin@example.test)" "2~"
+tail -n 1 "$T/log" | grep -q "(host context, timeout 30s)" && pass "no daemon: resolved by the helper" || fail "no daemon: $(tail -n 1 "$T/log")"
+
+"$daemon" -f --config="$T/nsid.conf" --idmapd-conf="$T/idmapd.conf" --socket="$S" 2>"$T/daemon.log" &
+DPID=$!
+for _ in $(seq 100); do [ -S "$S" ] && "$daemon" --socket="$S" --ctl=status >/dev/null 2>&1 && break; sleep 0.05; done
+[ -S "$S" ] || { cat "$T/daemon.log"; fail "daemon did not start"; exit 1; }
+
+expect "daemon: uid:bin" "$(req uid:bin@example.test)" "2~"
+tail -n 1 "$T/log" | grep -q "(host context, nsid-idmapd" && pass "answered through nsid-idmapd: $(tail -n 1 "$T/log" | grep -o '(host context[^)]*)')" || fail "not through the daemon: $(tail -n 1 "$T/log")"
+expect "daemon: uid:bin again" "$(req uid:bin@example.test)" "2~"
+tail -n 1 "$T/log" | grep -q "nsid-idmapd cache" && pass "second answer from the daemon's cache" || fail "not from the cache: $(tail -n 1 "$T/log")"
+expect "daemon: user:2" "$(req user:2)" "bin@example.test"
+expect "daemon: group:2" "$(req group:2)" "bin@example.test"
+r=$(req user:3999999)
+case "$r" in ERR:*) pass "daemon: unknown id -> negative ($r)" ;; *) fail "daemon: unknown id got '$r'" ;; esac
+
+# Stopped daemon: connect succeeds (listen backlog), no reply: bounded wait, then fallback.
+kill -STOP "$DPID"
+start=$(date +%s%N)
+r=$(req gid:bin@example.test)
+ms=$((($(date +%s%N) - start) / 1000000))
+kill -CONT "$DPID"
+expect "stopped daemon: gid:bin" "$r" "2~"
+grep -q "nsid-idmapd at $S not used (no answer in time); resolving here" "$T/log" && pass "stopped daemon: log says so" || fail "no fallback log line"
+[ "$ms" -ge 300 ] && [ "$ms" -lt 3000 ] && pass "stopped daemon: answered after ${ms} ms (bound 300 ms)" || fail "stopped daemon: ${ms} ms"
+
+# The daemon counted our lookups.
+st=$("$daemon" --socket="$S" --status --json 2>/dev/null || true)
+echo "$st" | grep -q '"ctl_lookups": *[1-9]' && pass "daemon status counts ctl_lookups" || echo "note: ctl_lookups not found in status: $(echo "$st" | head -c 300)"
+
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all passed"
