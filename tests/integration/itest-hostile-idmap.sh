@@ -129,6 +129,17 @@ read -r r ms < <(timed req_container : user:0)
 grep -q "requester pid [0-9]*: File too large" "$T/log" && grep -q "requester pid [0-9]*: No such device or address" "$T/log" &&
         pass "log: EFBIG and ENXIO refusals" || fail "refusals not logged: $(tail -n 4 "$T/log")"
 
+# --- a 4 KiB description (the kernel's longest: 4095 bytes with our prefix) -------------
+set_rule --max-time=5
+: >"$T/status"
+pl=$((4095 - ${#P} - 1 - 4))
+d="uid:$(head -c "$pl" /dev/zero | tr '\0' a)"
+r=$(keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"' _ "$P:$d" 2>/dev/null | grep -v '^Joined')
+case "$r" in *rejected*) pass "4095-byte description: rejected ($r)" ;; *) fail "4095-byte description: '$r'" ;; esac
+grep -q "^exit=1 " "$T/status" && pass "... helper exit 1" || fail "... helper exit: $(cat "$T/status")"
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$T/log")
+[ "$longest" -lt 2048 ] && pass "log lines stay short (longest $longest bytes)" || fail "a log line of $longest bytes"
+
 # --- concurrent requests for one key ----------------------------------------------------
 # 16 requesters in one shared keyring ask for the same key at the same time: the kernel
 # runs the helper once and every requester gets its answer.
