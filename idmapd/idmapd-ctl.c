@@ -24,6 +24,7 @@ struct dm_client {
         int fd;
         pid_t pid;
         bool busy, closing;
+        bool in_event; /* inside dm_ctl_client_event(): answers must not re-enter it */
         char in[NSID_CTL_LINE_MAX + 1];
         size_t in_len;
         char *out;
@@ -146,8 +147,10 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached)
                                                  ? "the namespace's resolver did not answer in time"
                                                  : strerror(-a->error));
 more:
-        /* further lines already received are processed on the next event */
-        if (c->in_len > 0)
+        /* an answer that came later (from a resolver) resumes the lines already received;
+         * one given at once returns to the loop in dm_ctl_client_event() instead (no
+         * recursion: a client may pipeline thousands of lines) */
+        if (!c->in_event && (c->in_len > 0 || c->closing))
                 dm_ctl_client_event(c, EPOLLIN);
 }
 
@@ -334,6 +337,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
 }
 
 void dm_ctl_client_event(dm_client *c, uint32_t events) {
+        c->in_event = true;
         if (events & EPOLLOUT)
                 flush_out(c);
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
@@ -365,6 +369,7 @@ void dm_ctl_client_event(dm_client *c, uint32_t events) {
                         c->in_len += (size_t) n;
                 }
         }
+        c->in_event = false;
         if (c->closing && c->out_len == 0)
                 client_free(c);
 }

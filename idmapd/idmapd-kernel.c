@@ -470,6 +470,8 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
         j->when_us = dm_now_us() + (int64_t) dm_cfg.key_invalidate_delay_ms * 1000;
         j->next = key_jobs;
         key_jobs = j;
+        dm_log(LOG_DEBUG, ns, "answer specific to this namespace: key id_legacy %s to be "
+               "invalidated in %u ms", j->desc, dm_cfg.key_invalidate_delay_ms);
 }
 
 #define KEYCTL_INVALIDATE_ 21
@@ -507,6 +509,7 @@ void dm_keys_run(int64_t now_us) {
                 }
                 *pp = j->next;
                 size_t dl = strlen(j->desc);
+                bool found = false;
                 for (size_t off = 0; text && off < size;) {
                         const char *nl = memchr(text + off, '\n', size - off);
                         size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
@@ -515,6 +518,7 @@ void dm_keys_run(int64_t now_us) {
                             strcmp(e.type, "id_legacy") == 0 && e.description_len == dl &&
                             memcmp(e.description, j->desc, dl) == 0) {
                                 dm_ns *ns = dm_ns_find(&j->ns_id);
+                                found = true;
                                 if (syscall(SYS_keyctl, KEYCTL_INVALIDATE_, e.serial) == 0) {
                                         if (ns)
                                                 ns->stats.keys_invalidated++;
@@ -527,6 +531,9 @@ void dm_keys_run(int64_t now_us) {
                         }
                         off += ll + 1;
                 }
+                if (!found)
+                        dm_log(LOG_INFO, dm_ns_find(&j->ns_id), "no id_legacy key %s in "
+                               "/proc/keys (%zu bytes read) to invalidate", j->desc, size);
                 free(j);
         }
         free(text);
