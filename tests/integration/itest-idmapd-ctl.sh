@@ -173,6 +173,17 @@ ino1=$(readlink /proc/$P1/ns/net | tr -dc 0-9)
 expect "lookup netns:$ino1 uid alice@c1.test" "ok 4001 600 cache"
 ctl "lookup host uid alice@c1.test" | grep -qv '^ok 4001' && pass "the host does not see c1's alice" || fail "host answered c1's alice"
 
+# one connection, 3000 pipelined lines answered from the cache (regression: answers given at
+# once used to recurse into the reader, one stack frame set per buffered line)
+python3 - "$S" "$P1" <<'PY' && pass "3000 pipelined lookups on one connection" || fail "pipelined lookups"
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+f = s.makefile("rwb")
+f.write(b"".join(b"lookup pid:%s uid alice@c1.test\n" % sys.argv[2].encode() for _ in range(3000)))
+f.flush()
+replies = [f.readline() for _ in range(3000)]
+assert all(r.startswith(b"ok 4001 ") for r in replies), replies[:3]
+PY
 # passwd edited in the container -> its cache is dropped within the refresh interval
 # (rewrite in place: the container's bind mount holds the inode)
 edit() { sed "$1" "$2" >"$T/edit.tmp"; cat "$T/edit.tmp" >"$2"; }
