@@ -476,6 +476,21 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
 
 #define KEYCTL_INVALIDATE_ 21
 
+/* /proc/keys shows an instantiated id_legacy key as "<description>: <payload length>"
+ * (user_describe(), seen on 6.1), one under construction as the bare description. */
+static bool legacy_desc_matches(const char *d, size_t len, const char *want, size_t wl) {
+        if (len < wl || memcmp(d, want, wl) != 0)
+                return false;
+        if (len == wl)
+                return true;
+        if (len < wl + 3 || d[wl] != ':' || d[wl + 1] != ' ')
+                return false;
+        for (size_t i = wl + 2; i < len; i++)
+                if (d[i] < '0' || d[i] > '9')
+                        return false;
+        return true;
+}
+
 void dm_keys_run(int64_t now_us) {
         bool due = false;
         for (key_job *j = key_jobs; j; j = j->next)
@@ -515,8 +530,8 @@ void dm_keys_run(int64_t now_us) {
                         size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
                         nsid_proc_keys_entry e;
                         if (nsid_proc_keys_parse_line(text + off, ll, &e) >= 0 &&
-                            strcmp(e.type, "id_legacy") == 0 && e.description_len == dl &&
-                            memcmp(e.description, j->desc, dl) == 0) {
+                            strcmp(e.type, "id_legacy") == 0 &&
+                            legacy_desc_matches(e.description, e.description_len, j->desc, dl)) {
                                 dm_ns *ns = dm_ns_find(&j->ns_id);
                                 found = true;
                                 if (syscall(SYS_keyctl, KEYCTL_INVALIDATE_, e.serial) == 0) {
@@ -531,9 +546,17 @@ void dm_keys_run(int64_t now_us) {
                         }
                         off += ll + 1;
                 }
-                if (!found)
+                if (!found) {
                         dm_log(LOG_INFO, dm_ns_find(&j->ns_id), "no id_legacy key %s in "
                                "/proc/keys (%zu bytes read) to invalidate", j->desc, size);
+                        for (size_t off = 0; text && off < size;) {
+                                const char *nl = memchr(text + off, '\n', size - off);
+                                size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
+                                if (memmem(text + off, ll, "id_", 3) || memmem(text + off, ll, "labalice", 8))
+                                        dm_log(LOG_DEBUG, NULL, "/proc/keys: %.*s", (int) ll, text + off);
+                                off += ll + 1;
+                        }
+                }
                 free(j);
         }
         free(text);

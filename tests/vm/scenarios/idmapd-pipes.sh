@@ -106,6 +106,7 @@ chown 1500:1500 "$LAB_EXPORT/f2"
 t0=$(lab_ms)
 u=$(owner c3 f2)
 t1=$(lab_ms)
+grep -E "id_|labalice" /proc/keys | while read -r l; do note "/proc/keys after c3: $l"; done
 while [ "$(keys_alice)" -gt 0 ] && [ $(( $(lab_ms) - t1 )) -lt 5000 ]; do :; done
 t2=$(lab_ms)
 check_eq "isolated: c3 sees its own labalice on a new file" 4003 "$u"
