@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -447,6 +448,19 @@ typedef struct key_job {
         char desc[160];
 } key_job;
 static key_job *key_jobs = NULL;
+int dm_key_timer_fd = -1; /* one-shot, armed for the earliest job (the 100 ms tick is too coarse) */
+
+static void arm_key_timer(void) {
+        int64_t first = INT64_MAX, now = dm_now_us();
+        for (key_job *j = key_jobs; j; j = j->next)
+                if (j->when_us < first)
+                        first = j->when_us;
+        if (dm_key_timer_fd < 0 || first == INT64_MAX)
+                return;
+        int64_t d = first > now ? first - now : 1;
+        struct itimerspec its = { .it_value = { .tv_sec = d / 1000000, .tv_nsec = (d % 1000000) * 1000 } };
+        (void) timerfd_settime(dm_key_timer_fd, 0, &its, NULL);
+}
 
 static int key_description(const dm_query *q, char *buf, size_t size) {
         static const char *const prefix[] = { "uid", "gid", "user", "group" };
@@ -472,6 +486,10 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
         key_jobs = j;
         dm_log(LOG_DEBUG, ns, "answer specific to this namespace: key id_legacy %s to be "
                "invalidated in %u ms", j->desc, dm_cfg.key_invalidate_delay_ms);
+        if (dm_cfg.key_invalidate_delay_ms == 0)
+                dm_keys_run(dm_now_us());
+        else
+                arm_key_timer();
 }
 
 #define KEYCTL_INVALIDATE_ 21
@@ -560,4 +578,5 @@ void dm_keys_run(int64_t now_us) {
                 free(j);
         }
         free(text);
+        arm_key_timer();
 }

@@ -153,6 +153,7 @@ typedef enum dm_tag_kind {
         DM_TAG_CLIENT,
         DM_TAG_PIPE,
         DM_TAG_CHANNEL,
+        DM_TAG_KEYTIMER,
 } dm_tag_kind;
 
 /* ---- cache (idmapd-cache.c) ---- */
@@ -204,6 +205,7 @@ void dm_channel_answer(dm_pending *p, const dm_answer *a);
 void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q);
 void dm_keys_run(int64_t now_us);
 int dm_inotify_fd(void);
+extern int dm_key_timer_fd;
 extern int dm_netns_dir_wd;      /* inotify watch on /run/netns (or /run until it exists) */
 extern int64_t dm_rescan_at_us;  /* a rescan requested for this time (0: none) */
 

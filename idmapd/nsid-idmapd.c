@@ -367,6 +367,10 @@ int main(int argc, char **argv) {
         dm_epoll_add(tfd, EPOLLIN, &t_timer);
         dm_epoll_add(dm_results_fd[0], EPOLLIN, &t_res);
         dm_epoll_add(dm_inotify_fd(), EPOLLIN, &t_ino);
+        static dm_tag t_key = { .kind = DM_TAG_KEYTIMER };
+        dm_key_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (dm_key_timer_fd >= 0)
+                dm_epoll_add(dm_key_timer_fd, EPOLLIN, &t_key);
 
         char err[512];
         if (dm_resolve_global_init(err, sizeof(err)) < 0)
@@ -432,6 +436,12 @@ int main(int argc, char **argv) {
                                         (void) dm_ns_rescan();
                                 }
                                 dm_ns_periodic(now);
+                                break;
+                        }
+                        case DM_TAG_KEYTIMER: {
+                                uint64_t x;
+                                (void) !read(dm_key_timer_fd, &x, sizeof(x));
+                                dm_keys_run(dm_now_us());
                                 break;
                         }
                         case DM_TAG_RESULTS:
