@@ -122,7 +122,7 @@ for c in c3 c2 c1; do
   check_eq "isolated, reverse order: $c" "400${c#c}" "$(owner "$c" f3)"
 done
 fix_up=$(upcalls)
-finding idmapd-upcall-cost "same-file lookups by 2 containers: $base_up upcall(s) without isolation; with isolation 9 lookups (3 files x 3 containers) took $fix_up pipe upcalls (one per lookup: no cross-namespace reuse of container-specific answers)"
+finding idmapd-upcall-cost "without isolation: 2 containers x 1 file took $base_up pipe upcalls (the second container reused the first one's keys); with isolation: 3 containers x 3 files (9 stats, each mapping an owner and a group) took $fix_up pipe upcalls: container-specific keys are never reused, every stat asks again"
 "$NSIDD" --socket="$SOCK" --status > "$W/status-isolated.txt"
 while read -r l; do note "status: $l"; done < "$W/status-isolated.txt"
 check "daemon log names each container netns" grep -q "serving clnt" "$LOGS/idmapd-daemon-yes.log"
