@@ -30,6 +30,7 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 
 export NSID_STATE_DIR=$T/state
 export NSID_TEST_SYSFS_NFS_CLIENT_DIR=$T/fake
