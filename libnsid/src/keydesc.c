@@ -197,6 +197,12 @@ _public_ int nsid_dns_request_parse(const char *desc, size_t desc_len, const cha
         }
         if (!nsid_dns_name_valid(name, name_len))
                 return -EINVAL;
+        /* A fully qualified name may end in a root dot; the dot adds nothing to the lookup
+         * and a 253-character name plus its dot would not fit req.name with its NUL. */
+        if (name_len > 0 && name[name_len - 1] == '.')
+                name_len--;
+        if (name_len == 0 || name_len >= sizeof(req.name))
+                return -EINVAL;
         memcpy(req.name, name, name_len);
         req.name[name_len] = '\0';
 
