@@ -348,6 +348,19 @@ _public_ void nsid_netns_info_free(nsid_netns_info *v, size_t n) {
         free(v);
 }
 
+/* Room for entry n in *v (capacity *cap), doubling from 64. */
+static int info_reserve(nsid_netns_info **v, size_t *cap, size_t n) {
+        if (n < *cap)
+                return 0;
+        size_t ncap = *cap ? *cap * 2 : 64;
+        nsid_netns_info *nv = reallocarray(*v, ncap, sizeof(**v));
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        *cap = ncap;
+        return 0;
+}
+
 _public_ int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n) {
         _cleanup_free_ proc_rec *procs = NULL;
         _cleanup_free_ mnt_cache *cache = NULL;
@@ -378,15 +391,9 @@ _public_ int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n) {
 
                 if (i > 0 && cmp_id(&procs[i].net, &procs[i - 1].net) == 0)
                         continue;
-                if (n == cap) {
-                        size_t ncap = cap ? cap * 2 : 64;
-                        nsid_netns_info *nv = reallocarray(v, ncap, sizeof(*v));
-                        if (!nv) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        v = nv;
-                        cap = ncap;
+                if (info_reserve(&v, &cap, n) < 0) {
+                        r = -ENOMEM;
+                        goto fail;
                 }
                 info = &v[n++];
                 *info = (nsid_netns_info) { .id = procs[i].net, .pid = procs[i].pid };
@@ -418,15 +425,9 @@ _public_ int nsid_netns_scan(nsid_netns_info **ret, size_t *ret_n) {
                                 break;
                         }
                 if (!info) {
-                        if (n == cap) {
-                                size_t ncap = cap ? cap * 2 : 64;
-                                nsid_netns_info *nv = reallocarray(v, ncap, sizeof(*v));
-                                if (!nv) {
-                                        r = -ENOMEM;
-                                        goto fail;
-                                }
-                                v = nv;
-                                cap = ncap;
+                        if (info_reserve(&v, &cap, n) < 0) {
+                                r = -ENOMEM;
+                                goto fail;
                         }
                         info = &v[n++];
                         *info = (nsid_netns_info) { .id = paths[i].net };

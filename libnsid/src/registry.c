@@ -433,11 +433,27 @@ _public_ int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret, siz
         return 0;
 }
 
+/* Step a prepared single-row SELECT of ENTRY_COLUMNS and finalize it: 1 and *ret for a
+ * row, 0 for none, or -errno (logged as what). */
+static int step_one_entry(nsid_registry *r, sqlite3_stmt *st, const char *what,
+                          nsid_registry_entry *ret) {
+        int rc = sqlite3_step(st), e;
+
+        if (rc == SQLITE_ROW)
+                e = entry_from_row(st, ret) < 0 ? -ENOMEM : 1;
+        else if (rc == SQLITE_DONE)
+                e = 0;
+        else
+                e = fail(r, rc, what);
+        sqlite3_finalize(st);
+        return e;
+}
+
 /* The row of (app, dev, ino): 1 and *ret, 0 if none, or -errno. */
 static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
                         nsid_registry_entry *ret) {
         sqlite3_stmt *st = NULL;
-        int rc, e;
+        int rc;
 
         rc = sqlite3_prepare_v2(r->db,
                                 "SELECT " ENTRY_COLUMNS " FROM bindings"
@@ -448,21 +464,13 @@ static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
         sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64) id->dev);
         sqlite3_bind_int64(st, 3, (sqlite3_int64) id->ino);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-                e = entry_from_row(st, ret) < 0 ? -ENOMEM : 1;
-        else if (rc == SQLITE_DONE)
-                e = 0;
-        else
-                e = fail(r, rc, "looking up a netns");
-        sqlite3_finalize(st);
-        return e;
+        return step_one_entry(r, st, "looking up a netns", ret);
 }
 
 static int select_identity(nsid_registry *r, const char *app, const char *identity,
                            nsid_registry_entry *ret) {
         sqlite3_stmt *st = NULL;
-        int rc, e;
+        int rc;
 
         rc = sqlite3_prepare_v2(r->db,
                                 "SELECT " ENTRY_COLUMNS " FROM bindings"
@@ -472,15 +480,7 @@ static int select_identity(nsid_registry *r, const char *app, const char *identi
                 return fail(r, rc, "looking up an identity");
         sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, identity, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-                e = entry_from_row(st, ret) < 0 ? -ENOMEM : 1;
-        else if (rc == SQLITE_DONE)
-                e = 0;
-        else
-                e = fail(r, rc, "looking up an identity");
-        sqlite3_finalize(st);
-        return e;
+        return step_one_entry(r, st, "looking up an identity", ret);
 }
 
 static bool same_marker(const nsid_registry_entry *a, const char *boot_id, uint64_t cookie) {
