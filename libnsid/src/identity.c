@@ -221,7 +221,6 @@ _public_ nsid_identity *nsid_identity_unref(nsid_identity *id) {
 }
 
 DEFINE_UNREF_CLEANUP(nsid_identity, nsid_identity_unref)
-DEFINE_UNREF_CLEANUP(nsid_ns, nsid_ns_unref)
 
 _public_ const char *nsid_identity_get_string(const nsid_identity *id) {
         return id ? id->string : NULL;
