@@ -28,13 +28,13 @@ test: build
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DNSID_SANITIZE=ON -DNSID_VM_TESTS=OFF >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -LE 'vm|valgrind|nosan' -j $(JOBS)
-	ctest --test-dir $(BUILD) --output-on-failure
+	ctest --test-dir $(BUILD) --output-on-failure -j 2
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -L unit
 
 test-vm: build
-	ctest --test-dir $(BUILD) --output-on-failure -L vm
+	ctest --test-dir $(BUILD) --output-on-failure -L vm -j 2
 
 demo: build
 	tests/vm/demo.sh $(BUILD)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # collision-baseline: 4 containers with the same hostname and no uniquifier mount one knfsd
 # export. What does the server see? Then the positive control: 4 containers with distinct
 # identifiers in their netns's /sys/fs/nfs/net/nfs_client/identifier.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # identity-hooks: 8 containers with the same hostname, each started through nsid-uniquifier's
 # OCI hook (the createRuntime state JSON on stdin, as runc/crun pass it; the 8 hooks run at
 # once), mount one knfsd export concurrently. The server must list 8 confirmed clients with 8

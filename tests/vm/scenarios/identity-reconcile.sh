@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # identity-reconcile: network namespaces made with `ip netns add` and with unshare get their
 # identifier from `nsid-uniquifier reconcile`; one already set by someone else and the host's
 # own are left alone; a second reconcile changes nothing. Then the udev path: a host listener

@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # identity-restart: a container stopped (its netns destroyed) and started again with the same
 # container key gets the same identifier and presents the same owner string to the server; a
 # different key gives a different one; a different host secret gives a different one for the

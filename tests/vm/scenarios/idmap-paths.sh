@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # idmap-paths: with NFSv4 name mapping on (nfs4_disable_idmapping=N on client and server),
 # which upcall path does the client take?
 #   1. mount from a container netns owned by the initial user ns, request-key rule for

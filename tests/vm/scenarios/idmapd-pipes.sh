@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # idmapd-pipes: nsid-idmapd answering the idmap pipes of several container netns, each from
 # the container's own passwd (issue 6, proof "idmapd-pipes").
 #   - knfsd in the guest's initial netns with name mapping on (its channels answered by the

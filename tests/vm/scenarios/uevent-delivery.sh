@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-test: 6.1 6.12
 # uevent-delivery: which network namespaces' NETLINK_KOBJECT_UEVENT listeners receive the
 # nfs_client "add"/"remove" uevents of a container netns? Listeners: one in the guest's
 # initial netns ("host"), one inside a container netns owned by the initial user namespace
