@@ -117,6 +117,7 @@ struct dm_ns {
         bool is_host;         /* answered in the host context (libnfsidmap) */
         bool initial;         /* the initial netns */
         dm_view kernel_view;  /* ids the kernel uses for this netns's pipes and channels */
+        dm_view channel_view; /* ids on knfsd's channels (dm_kernel_views; kernel_view: pipes) */
         char label[160];      /* "netns:[ino] pid 123 (comm)" for log lines */
         unsigned generation;  /* last scan that saw it */
         dm_cache *cache;
@@ -182,6 +183,9 @@ void dm_resolver_request_identifier(dm_resolver *r);
 void dm_resolver_release(dm_resolver *r);
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
                          uint64_t *groups, int *load_error);
+/* The ids the kernel presents, and reads back, on the client pipes and on the knfsd channels
+ * of a netns (see idmapd-resolve.c: the nfs_client's and the listener's creator). */
+void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel);
 
 typedef enum dm_result_kind { DM_RESULT_ANSWER, DM_RESULT_FLUSH, DM_RESULT_IDENTIFIER } dm_result_kind;
 typedef struct dm_result {
