@@ -9,7 +9,8 @@
  *  - container context: the container's own etc/passwd, etc/group and etc/idmapd.conf
  *    [General] Domain, read through its root with nsid/file.h (never its NSS), ids translated
  *    through its uid_map/gid_map when the kernel interprets them in the initial user
- *    namespace (unmapped -> the overflow id).
+ *    namespace (unmapped -> the overflow id), untranslated when it interprets them in the
+ *    container's own (dm_kernel_views() says which, per side).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -175,6 +176,36 @@ static void host_ns_view(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 }
                 resolve_host(&hq, a);
         }
+}
+
+/* ---- which ids the kernel presents ----
+ *
+ * The kernel converts ids at its edge in one user namespace, not always the netns owner's
+ * (doc/kernel-findings.md, "Namespace-local ids on the wire"):
+ *  - client pipes: idmap->user_ns, the user namespace of the cred that created the nfs_client.
+ *    On 6.1 and 6.12 only creds of the initial user namespace can create one (mount(2) and
+ *    fsopen() from a user namespace are refused), and a client the host makes inside a netns
+ *    owned by a user namespace (setns + mount) still belongs to the initial one: host ids,
+ *    translated through the container's uid_map/gid_map (unmapped -> overflow id).
+ *  - knfsd channels: nfsd_user_namespace(), the user namespace of the cred that created the
+ *    listener (xpt_cred = f_cred of whoever opened /proc/fs/nfsd/portlist, or threads when
+ *    that creates the default listeners). The nfsd control fs mounts only in a netns owned by
+ *    the initial user namespace, but a container whose processes run in their own user
+ *    namespace (root mapped to a host uid that owns those files) starts knfsd from inside with
+ *    rpc.nfsd: then ids on the channels are already local to that namespace, answered
+ *    untranslated. Nothing the kernel exposes names the listener's cred; the container's
+ *    process (the context) stands for whoever ran rpc.nfsd in that netns.
+ */
+void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel) {
+        nsid_ns *u = NULL;
+
+        *ret_pipe = DM_VIEW_HOST;
+        *ret_channel = DM_VIEW_HOST;
+        if (ns->initial || !ns->proc || nsid_proc_open_ns(ns->proc, NSID_NS_USER, &u) < 0)
+                return;
+        if (nsid_ns_is_initial(u) == 0)
+                *ret_channel = DM_VIEW_NS;
+        nsid_ns_unref(u);
 }
 
 /* ---- container context ---- */
