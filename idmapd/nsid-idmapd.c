@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/inotify.h>
+#include <linux/securebits.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include <nsid/conffile.h>
+#include <nsid/file.h>
 #include <nsid/log.h>
 
 #include "idmapd.h"
@@ -97,6 +101,8 @@ void dm_epoll_del(int fd) {
 
 /* ---- configuration: [idmapd] of /etc/nsid.conf ---- */
 
+#define CONFIG_FILE_MAX (1024u * 1024u)
+
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
         uint64_t v = 0;
         if (!*s || strlen(s) > 10 || (s[0] == '0' && s[1]))
@@ -147,30 +153,21 @@ static void load_config(void) {
                 { "host-pipes", &c.host_pipes },
         };
         char *text = NULL, *v = NULL;
-        size_t size = 0, cap = 0;
-        int fd = open(config_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        size_t size = 0;
 
         snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm_cfg.socket_path[0] ? dm_cfg.socket_path
                                                              : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
-        if (fd >= 0) {
-                for (;;) {
-                        if (size + 4096 > cap) {
-                                if (cap >= 1024 * 1024)
-                                        break;
-                                char *n = realloc(text, cap = cap ? cap * 2 : 8192);
-                                if (!n)
-                                        break;
-                                text = n;
-                        }
-                        ssize_t k = read(fd, text + size, cap - size);
-                        if (k <= 0)
-                                break;
-                        size += (size_t) k;
-                }
-                close(fd);
-        } else if (errno != ENOENT)
+        /* libnsid's bounded reader (a regular file of at most 1 MiB, never a FIFO or a
+         * device), from the host's root; the text is then read through nsid/conffile.h. */
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int r = rootfd < 0 ? -errno
+                           : nsid_file_read_in_root(rootfd, config_path, CONFIG_FILE_MAX, &text,
+                                                    &size, NULL);
+        if (rootfd >= 0)
+                close(rootfd);
+        if (r < 0 && r != -ENOENT)
                 dm_log(LOG_WARNING, NULL, "cannot read %s: %s; using defaults", config_path,
-                       strerror(errno));
+                       r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
         for (size_t i = 0; text && i < sizeof(nums) / sizeof(nums[0]); i++) {
                 if (nsid_conf_get(text, size, "idmapd", nums[i].key, &v) < 0)
                         continue;
@@ -205,6 +202,87 @@ static void load_config(void) {
                 snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", idmapd_conf_arg);
         free(text);
         dm_cfg = c;
+}
+
+/* ---- capabilities ---- */
+
+/*
+ * The daemon runs as root but keeps only what its work needs (nsid-idmapd(8), CAPABILITIES;
+ * the unit's CapabilityBoundingSet= is the same list):
+ *  - CAP_SYS_ADMIN: setns() into each network namespace (its rpc_pipefs and knfsd channels are
+ *    reached from inside it), fsopen()/fsmount() of that netns's private rpc_pipefs, the
+ *    private sysfs that sets a new netns's NFS client identifier, KEYCTL_INVALIDATE on the
+ *    kernel's id_legacy keys (which root may invalidate only with it);
+ *  - CAP_SYS_PTRACE: /proc/PID/ns/net and /proc/PID/root of other processes (discovery, the
+ *    container's files): the kernel asks for it whenever the target holds capabilities this
+ *    daemon no longer has (every root process), or is not dumpable;
+ *  - CAP_DAC_OVERRIDE: files owned by a container's own root (a user namespace maps it to
+ *    e.g. uid 100000): its passwd, group and idmapd.conf when they are not world-readable,
+ *    and the knfsd channels and sysfs files of a netns owned by a user namespace, which
+ *    belong to that namespace's root.
+ * Everything else goes from the effective, permitted, inheritable, ambient and bounding sets
+ * of the process before its first thread exists (capabilities are per thread), and
+ * no_new_privs plus the NOROOT securebits keep an exec() from gaining any back.
+ */
+static const cap_value_t kept_caps[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE };
+
+static bool cap_is_kept(cap_value_t c) {
+        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
+                if (kept_caps[i] == c)
+                        return true;
+        return false;
+}
+
+static int drop_capabilities(void) {
+        cap_t cur = cap_get_proc(), want = NULL;
+        int r = 0;
+        if (!cur)
+                return -errno;
+        /* Bounding set first: shrinking it needs CAP_SETPCAP, dropped below. Under systemd
+         * the unit's CapabilityBoundingSet= has done this already (without CAP_SETPCAP). */
+        for (cap_value_t c = 0; CAP_IS_SUPPORTED(c); c++) {
+                if (cap_is_kept(c) || cap_get_bound(c) != 1)
+                        continue;
+                if (cap_drop_bound(c) < 0) {
+                        char *name = cap_to_name(c);
+                        dm_log(LOG_WARNING, NULL, "cannot drop %s from the bounding set: %s",
+                               name ? name : "?", strerror(errno));
+                        cap_free(name);
+                }
+        }
+        /* exec() by uid 0 gains nothing (nothing here execs; a plugin must not either) */
+        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+                  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED, 0, 0, 0) < 0)
+                dm_log(LOG_DEBUG, NULL, "securebits not set: %s", strerror(errno));
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+                r = -errno;
+                goto out;
+        }
+        (void) cap_reset_ambient();
+        want = cap_init();
+        if (!want) {
+                r = -errno;
+                goto out;
+        }
+        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
+                cap_flag_value_t v = CAP_CLEAR;
+                if (cap_get_flag(cur, kept_caps[i], CAP_PERMITTED, &v) == 0 && v == CAP_SET) {
+                        (void) cap_set_flag(want, CAP_PERMITTED, 1, &kept_caps[i], CAP_SET);
+                        (void) cap_set_flag(want, CAP_EFFECTIVE, 1, &kept_caps[i], CAP_SET);
+                } else {
+                        char *name = cap_to_name(kept_caps[i]);
+                        dm_log(LOG_WARNING, NULL, "%s is not permitted: some namespaces will "
+                               "not be served (see nsid-idmapd(8), CAPABILITIES)",
+                               name ? name : "?");
+                        cap_free(name);
+                }
+        }
+        if (cap_set_proc(want) < 0)
+                r = -errno;
+out:
+        cap_free(want);
+        cap_free(cur);
+        return r;
 }
 
 /* ---- systemd readiness (the sd_notify datagram protocol, without libsystemd) ---- */
@@ -280,7 +358,8 @@ int main(int argc, char **argv) {
         };
         bool status = false, json = false;
         const char *ctl = NULL;
-        int c;
+        static char config_abs[4096];
+        int c, r;
 
         ensure_std_fds();
         while ((c = getopt_long(argc, argv, "fvh", longopts, NULL)) != -1) {
@@ -298,7 +377,18 @@ int main(int argc, char **argv) {
                         printf("nsid-idmapd %s\n", NSID_VERSION);
                         return 0;
                 case OPT_CONFIG:
-                        config_path = optarg;
+                        /* read from "/" by nsid_file_read_in_root(): make it absolute */
+                        if (optarg[0] != '/') {
+                                char cwd[2048];
+                                if (!getcwd(cwd, sizeof(cwd)) ||
+                                    (size_t) snprintf(config_abs, sizeof(config_abs), "%s/%s",
+                                                      cwd, optarg) >= sizeof(config_abs)) {
+                                        fprintf(stderr, "nsid-idmapd: --config: path too long\n");
+                                        return 1;
+                                }
+                                config_path = config_abs;
+                        } else
+                                config_path = optarg;
                         break;
                 case OPT_IDMAPD_CONF:
                         idmapd_conf_arg = optarg;
@@ -339,6 +429,11 @@ int main(int argc, char **argv) {
         nsid_log_set_handler(library_log, NULL);
         nsid_log_set_max_priority(max_priority == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING);
         dm_start_us = dm_now_us();
+        r = drop_capabilities();
+        if (r < 0) {
+                dm_log(LOG_ERR, NULL, "cannot drop capabilities: %s", strerror(-r));
+                return 1;
+        }
         load_config();
 
         /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
