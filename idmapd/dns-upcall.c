@@ -302,6 +302,11 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                                 goto out;
                         }
                 }
+                /* in the requester's network namespace: no privilege needed any more */
+                r = caps_keep(0);
+                if (r < 0)
+                        logmsg(LOG_WARNING, "dns: key %d: cannot drop capabilities: %s", key,
+                               strerror(-r));
                 r = resolve_dns(&rc, &req, o->dns_total_ms, &l, err, sizeof(err));
                 if (r != ARES_SUCCESS || l.n == 0) {
                         int e;

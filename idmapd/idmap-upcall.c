@@ -7,12 +7,14 @@
  * helper exit non-zero leaving the kernel to negate the key.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <keyutils.h>
 #include <nfsidmap.h>
@@ -21,6 +23,7 @@
 #include <nsid/keyring.h>
 #include <nsid/resolv.h>
 #include <nsid/userdb.h>
+#include <nsid/worker.h>
 
 #include "nsid-idmap.h"
 
@@ -148,47 +151,55 @@ static void load_policy(const idmap_opts *o, policy *ret) {
         *ret = p;
 }
 
-/* The requester's own answer: its /etc/passwd, /etc/group and /etc/idmapd.conf, read
- * through its root (openat2 RESOLVE_IN_ROOT), never through NSS. */
-static int resolve_requester(const idmap_opts *o, const requester *rq,
-                             const nsid_idmap_keydesc *kd, answer *ret) {
+/* The requester's own answer: its /etc/passwd, /etc/group and /etc/idmapd.conf, read never
+ * through NSS, in a worker (nsid/worker.h): a forked child that joins the requester's mount
+ * namespace and root (by its pidfd: a recycled pid cannot be joined) and reads with openat2
+ * RESOLVE_IN_ROOT (symlinks clamped to that root, FIFOs/devices/procfs refused, sizes
+ * capped). The worker has a hard time limit and is killed beyond it, so a container whose
+ * files sit on a mount that never answers (hung FUSE or NFS) cannot hold the upcall: this
+ * process never touches the container's files itself.
+ *
+ * The worker's reply, lines of "key=value", is parsed as untrusted input:
+ *   id=N | name=NAME     the answer
+ *   nobody=NAME          the owner was unknown there and mapped to that nobody user/group
+ *   baddomain=1          the container's Domain was invalid (the host's was used)
+ *   err=ERRNO stage=load|lookup   no answer */
+typedef struct rq_job {
+        const nsid_idmap_keydesc *kd;
+        const char *host_domain;
+} rq_job;
+
+static int requester_worker(int fd, void *userdata) {
+        const rq_job *job = userdata;
+        const nsid_idmap_keydesc *kd = job->kd;
         nsid_userdb *db = NULL;
         char *conf = NULL, *domain = NULL, *nobody = NULL;
         size_t conf_size = 0;
-        answer a = {};
-        int r;
+        bool baddomain = false;
+        int rootfd, r;
 
-        r = nsid_userdb_load_proc(rq->proc, &db);
+        /* the worker is chroot()ed to the requester's root in its mount namespace */
+        rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0) {
+                dprintf(fd, "err=%d\nstage=load\n", errno);
+                return 0;
+        }
+        r = nsid_userdb_load_root(rootfd, &db);
         if (r < 0) {
-                logmsg(LOG_WARNING, "cannot load the user database of requester pid %d: %s",
-                       (int) rq->pid, strerror(-r));
-                return r;
+                dprintf(fd, "err=%d\nstage=load\n", -r);
+                goto out;
         }
-        r = nsid_proc_read_root_file(rq->proc, "/etc/idmapd.conf", 1024 * 1024, &conf,
-                                     &conf_size, NULL);
-        if (r >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0) {
-                if (!nsid_dns_name_valid(domain, strlen(domain))) {
-                        logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
-                               "a valid domain name; using the host's", (int) rq->pid);
-                        free(domain);
-                        domain = NULL;
-                }
+        r = nsid_file_read_in_root(rootfd, "/etc/idmapd.conf", 1024 * 1024, &conf, &conf_size,
+                                   NULL);
+        if (r >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
+            !nsid_dns_name_valid(domain, strlen(domain))) {
+                baddomain = true;
+                free(domain);
+                domain = NULL;
         }
-        if (!domain) {
-                char d[NFS4_MAX_DOMAIN_LEN];
-                r = nfsidmap_init(o);
-                if (r >= 0)
-                        r = nfs4_get_default_domain(NULL, d, sizeof(d));
-                if (r != 0) {
-                        r = r < 0 ? r : -EINVAL;
-                        goto out;
-                }
-                domain = strdup(d);
-                if (!domain) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
+        const char *dom = domain ? domain : job->host_domain;
+        if (baddomain)
+                dprintf(fd, "baddomain=1\n");
 
         switch (kd->kind) {
         case NSID_IDMAP_KEY_UID:
@@ -196,13 +207,14 @@ static int resolve_requester(const idmap_opts *o, const requester *rq,
                 bool user = kd->kind == NSID_IDMAP_KEY_UID;
                 const char *at = strrchr(kd->name, '@');
                 char local[NAME_BUF];
+                uint32_t id = NOBODY_ID;
                 bool found = false;
 
-                if (at && strcasecmp(at + 1, domain) == 0) {
+                if (at && strcasecmp(at + 1, dom) == 0) {
                         memcpy(local, kd->name, (size_t) (at - kd->name));
                         local[at - kd->name] = '\0';
-                        found = (user ? nsid_userdb_user_by_name(db, local, &a.id, NULL)
-                                      : nsid_userdb_group_by_name(db, local, &a.id)) >= 0;
+                        found = (user ? nsid_userdb_user_by_name(db, local, &id, NULL)
+                                      : nsid_userdb_group_by_name(db, local, &id)) >= 0;
                 }
                 if (!found) {
                         /* Like libnfsidmap: unknown owners map to the nobody user/group. */
@@ -211,12 +223,12 @@ static int resolve_requester(const idmap_opts *o, const requester *rq,
                                                   &nobody) < 0)
                                 nobody = NULL;
                         const char *nb = nobody ? nobody : user ? "nobody" : "nogroup";
-                        if ((user ? nsid_userdb_user_by_name(db, nb, &a.id, NULL)
-                                  : nsid_userdb_group_by_name(db, nb, &a.id)) < 0)
-                                a.id = NOBODY_ID;
-                        logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s %u",
-                               user ? "uid" : "gid", kd->name, nb, a.id);
+                        if ((user ? nsid_userdb_user_by_name(db, nb, &id, NULL)
+                                  : nsid_userdb_group_by_name(db, nb, &id)) < 0)
+                                id = NOBODY_ID;
+                        dprintf(fd, "nobody=%.200s\n", nb);
                 }
+                dprintf(fd, "id=%u\n", id);
                 break;
         }
         case NSID_IDMAP_KEY_USER:
@@ -225,27 +237,139 @@ static int resolve_requester(const idmap_opts *o, const requester *rq,
                 r = kd->kind == NSID_IDMAP_KEY_USER ? nsid_userdb_user_by_uid(db, kd->id, &n, NULL)
                                                     : nsid_userdb_group_by_gid(db, kd->id, &n);
                 if (r < 0)
-                        goto out;
-                a.is_name = true;
-                if ((size_t) snprintf(a.name, sizeof(a.name), "%s@%s", n, domain) >=
-                    sizeof(a.name)) {
-                        r = -ENAMETOOLONG;
-                        goto out;
-                }
+                        dprintf(fd, "err=%d\nstage=lookup\n", -r);
+                else if (strlen(n) + 1 + strlen(dom) >= NAME_BUF)
+                        dprintf(fd, "err=%d\nstage=lookup\n", ENAMETOOLONG);
+                else
+                        dprintf(fd, "name=%s@%s\n", n, dom);
                 break;
         }
         default:
-                r = -EINVAL;
-                goto out;
+                dprintf(fd, "err=%d\nstage=lookup\n", EINVAL);
+                break;
         }
-        *ret = a;
-        r = 0;
 out:
         free(nobody);
         free(domain);
         free(conf);
         nsid_userdb_unref(db);
-        return r;
+        close(rootfd);
+        return 0;
+}
+
+/* The worker's time limit: half of --max-time (the watchdog then still has time to act),
+ * at most 5 s, at least 200 ms. */
+static int requester_worker_timeout_ms(const idmap_opts *o) {
+        unsigned ms = o->max_seconds * 500u;
+        return (int) (ms > 5000u ? 5000u : ms < 200u ? 200u : ms);
+}
+
+static int resolve_requester(const idmap_opts *o, const requester *rq,
+                             const nsid_idmap_keydesc *kd, answer *ret) {
+        char hd[NFS4_MAX_DOMAIN_LEN], esc[256];
+        char *reply = NULL;
+        size_t reply_size = 0;
+        answer a = {};
+        int r, err = 0;
+        bool have = false;
+        const char *stage = "lookup";
+
+        /* the host's domain, for a container without a valid one of its own */
+        r = nfsidmap_init(o);
+        if (r >= 0)
+                r = nfs4_get_default_domain(NULL, hd, sizeof(hd));
+        if (r != 0)
+                return r < 0 ? r : -EINVAL;
+
+        rq_job job = { .kd = kd, .host_domain = hd };
+        r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
+                            requester_worker_timeout_ms(o), requester_worker, &job, 4096, &reply,
+                            &reply_size);
+        if (r < 0) {
+                if (r == -ETIMEDOUT)
+                        logmsg(LOG_WARNING, "requester pid %d: reading its files took longer "
+                               "than %d ms (a mount that does not answer?); worker killed",
+                               (int) rq->pid, requester_worker_timeout_ms(o));
+                else
+                        logmsg(LOG_WARNING, "requester pid %d: cannot read its files: %s",
+                               (int) rq->pid, strerror(-r));
+                return r;
+        }
+        if (strlen(reply) != reply_size) {
+                free(reply);
+                return -EBADMSG;
+        }
+        for (char *line = reply, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (!next) {
+                        r = -EBADMSG; /* every line ends with \n */
+                        break;
+                }
+                *next++ = '\0';
+                char *v = strchr(line, '=');
+                if (!v) {
+                        r = -EBADMSG;
+                        break;
+                }
+                *v++ = '\0';
+                uint64_t n;
+                if (strcmp(line, "id") == 0 && !have &&
+                    parse_uint_strict(v, UINT32_MAX - 1, &n) >= 0) {
+                        a.id = (uint32_t) n;
+                        have = true;
+                } else if (strcmp(line, "name") == 0 && !have && strlen(v) < sizeof(a.name) &&
+                           nsid_idmap_name_check(v, strlen(v)) >= 0) {
+                        a.is_name = true;
+                        memcpy(a.name, v, strlen(v) + 1);
+                        have = true;
+                } else if (strcmp(line, "err") == 0 && parse_uint_strict(v, 4095, &n) >= 0 &&
+                           n > 0)
+                        err = (int) n;
+                else if (strcmp(line, "stage") == 0 &&
+                         (strcmp(v, "load") == 0 || strcmp(v, "lookup") == 0))
+                        stage = strcmp(v, "load") == 0 ? "load" : "lookup";
+                else if (strcmp(line, "nobody") == 0)
+                        logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s",
+                               kd->kind == NSID_IDMAP_KEY_UID ? "uid" : "gid", kd->name,
+                               log_escape(v, strlen(v), esc, sizeof(esc)));
+                else if (strcmp(line, "baddomain") == 0)
+                        logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
+                               "a valid domain name; using the host's", (int) rq->pid);
+                else {
+                        r = -EBADMSG;
+                        break;
+                }
+        }
+        free(reply);
+        if (r == -EBADMSG) {
+                logmsg(LOG_WARNING, "requester pid %d: malformed worker reply", (int) rq->pid);
+                return r;
+        }
+        if (err) {
+                if (strcmp(stage, "load") == 0)
+                        logmsg(LOG_WARNING, "cannot load the user database of requester pid "
+                               "%d: %s", (int) rq->pid, strerror(err));
+                return -err;
+        }
+        if (!have)
+                return -EBADMSG;
+        /* The process we read for must still be the one that asked (pinned by its pidfd
+         * since discovery): an answer read for a process that has exited meanwhile is
+         * dropped (its pid may name another process by now). */
+        r = nsid_proc_check_alive(rq->proc);
+        if (r < 0) {
+                logmsg(LOG_WARNING, "requester pid %d exited while its files were read; "
+                       "its answer is dropped", (int) rq->pid);
+                return r;
+        }
+        *ret = a;
+        return 0;
+}
+
+static void drop_all_caps(key_serial_t key) {
+        int r = caps_keep(0);
+        if (r < 0)
+                logmsg(LOG_WARNING, "key %d: cannot drop capabilities: %s", key, strerror(-r));
 }
 
 int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg) {
@@ -331,6 +455,8 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
         requester_describe(&rq, rq_r, who, sizeof(who));
 
         load_policy(o, &pol);
+        if (!pol.requester_context)
+                drop_all_caps(key); /* the requester is known: nothing privileged is left */
         r = -ENODATA;
         if (!pol.requester_context) {
                 /* The fast path: nsid-idmapd's cache, host context. */
@@ -392,6 +518,14 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                         timeout = pol.differing_timeout;
                                 }
                                 ans = c;
+                        } else if (r == -ETIMEDOUT) {
+                                /* Its files hang (a mount that never answers): no answer
+                                 * for this container now; the kernel asks again later. */
+                                logmsg(LOG_WARNING, "key %d: %s: the requester's files did not "
+                                       "answer in time; rejected for %us (EAGAIN); %s", key,
+                                       esc, IDMAP_NEGATIVE_TIMEOUT, who);
+                                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EAGAIN);
+                                goto out;
                         } else if (!have_host) {
                                 logmsg(LOG_WARNING, "key %d: %s: no mapping in the requester's "
                                        "context (%s) nor the host's; rejected for %us; %s",
@@ -407,6 +541,8 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                         goto out;
                 }
         }
+
+        drop_all_caps(key);
 
         /* Check what goes to the kernel as strictly as what came from it. */
         char payload[NAME_BUF + 16];

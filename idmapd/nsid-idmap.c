@@ -12,6 +12,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include <nsid/ctlproto.h>
 #include <nsid/log.h>
 
@@ -125,7 +127,7 @@ int main(int argc, char **argv) {
         const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
         bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
         bool usage_error = false;
-        int c;
+        int c, r;
         uint64_t v;
 
         ensure_std_fds();
@@ -225,6 +227,12 @@ int main(int argc, char **argv) {
                                 "[-t timeout] key desc]\n", prog);
                         return 1;
                 }
+                /* Privileges (see nsid-idmap(8), SECURITY): -c/-u/-g/-r need CAP_SYS_ADMIN
+                 * (the kernel lets root clear .id_resolver and invalidate its keys); -l and
+                 * -d need none. */
+                r = caps_keep(clear || name ? CAPBIT(CAP_SYS_ADMIN) : 0);
+                if (r < 0)
+                        logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
                 if (domain)
                         return idmap_admin_domain(&o);
                 if (list)
@@ -233,6 +241,16 @@ int main(int argc, char **argv) {
                         return idmap_admin_clear(&o);
                 return idmap_admin_invalidate(&o, name, inval_uid, inval_gid);
         }
+
+        /* Upcalls: requester discovery reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
+         * the requester-context worker joins its mount namespace and root (CAP_SYS_ADMIN,
+         * CAP_SYS_CHROOT); the dns helper joins its network namespace (CAP_SYS_ADMIN). Each
+         * is dropped as soon as its step is done. */
+        r = caps_keep(is_dns ? CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_PTRACE)
+                             : CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) |
+                                       CAPBIT(CAP_SYS_PTRACE));
+        if (r < 0)
+                logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 
         if (is_dns) {
                 if (usage_error || argc - optind != 2) {

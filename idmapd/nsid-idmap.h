@@ -94,6 +94,11 @@ struct nsid_idmap_keydesc;
 int fastpath_lookup(const char *socket_path, unsigned timeout_ms,
                     const struct nsid_idmap_keydesc *kd, fastpath_answer *ret);
 
+/* Privileges: keep only the capabilities in the mask (CAP_TO_MASK bits, 64-bit), drop the
+ * rest for good (no_new_privs too). -errno on failure. */
+#define CAPBIT(c) (UINT64_C(1) << (c))
+int caps_keep(uint64_t keep);
+
 /* The three modes. Each returns the exit status. */
 int idmap_upcall(const idmap_opts *o, const char *serial, const char *desc);
 int dns_upcall(const idmap_opts *o, const char *serial);

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <keyutils.h>
+#include <linux/capability.h>
 #include <nsid/keyring.h>
 #include <nsid/ns.h>
 
@@ -354,4 +356,31 @@ void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int 
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
         alarm(seconds);
+}
+
+/* Keep only the capabilities in `keep` (a mask of CAP_* bits; those the process does not
+ * have are not gained): effective = permitted = keep & permitted, inheritable and ambient
+ * emptied, and no_new_privs set (nothing exec()ed later could regain any). One capget, one
+ * capset, one prctl: cheap enough for every upcall. Not the bounding set: this program never
+ * execs. Returns 0 or -errno (then the capabilities are unchanged). */
+int caps_keep(uint64_t keep) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = {};
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        uint64_t perm = ((uint64_t) d[1].permitted << 32) | d[0].permitted;
+        uint64_t eff = ((uint64_t) d[1].effective << 32) | d[0].effective;
+        uint64_t k = keep & perm;
+        if (k == perm && k == eff && d[0].inheritable == 0 && d[1].inheritable == 0)
+                goto nnp;
+        d[0].permitted = d[0].effective = (uint32_t) k;
+        d[1].permitted = d[1].effective = (uint32_t) (k >> 32);
+        d[0].inheritable = d[1].inheritable = 0;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return -errno;
+nnp:
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -errno;
+        return 0;
 }
