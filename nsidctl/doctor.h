@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nsidctl doctor: findings and the checks that make them (doctor-*.c). */
+#ifndef NSIDCTL_DOCTOR_H
+#define NSIDCTL_DOCTOR_H
+
+#include <stddef.h>
+
+#include "nsidctl.h"
+
+typedef enum severity {
+        SEV_OK,
+        SEV_INFO,
+        SEV_WARNING,
+        SEV_ERROR,
+} severity;
+
+typedef struct finding {
+        severity sev;
+        const char *check;
+        char *message;
+        char *fix;
+} finding;
+
+void add_finding(severity sev, const char *check, const char *fix, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+void add_finding_fixf(severity sev, const char *check, const char *message, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+/* "netns 4026532 (c1, pid 42)", "the host netns 4026531840" */
+const char *ns_label(const ns_facts *f, char *buf, size_t size);
+
+/* doctor-kernel.c */
+void check_kernel(const survey *s);
+void check_config(void);
+/* doctor-identity.c */
+void check_identifiers(const survey *s);
+void check_owner_strings(const survey *s);
+void check_hostnames(const survey *s);
+/* doctor-idmap.c */
+void check_domains(const survey *s);
+void check_request_key(void);
+void check_daemons(const survey *s);
+
+#endif

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* nsidctl: shared declarations of the subcommands. */
+#ifndef NSIDCTL_H
+#define NSIDCTL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+
+#include <nsid/conffile.h>
+#include <nsid/netns.h>
+#include <nsid/ns.h>
+
+/* Exit codes (nsidctl(8), EXIT STATUS). */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAIL = 1,     /* could not do what was asked */
+        EXIT_USAGE = 2,
+        EXIT_WARNINGS = 3, /* doctor/config: warnings, no errors */
+        EXIT_PROBLEMS = 4, /* doctor/config: errors */
+};
+
+typedef struct nsidctl_args {
+        bool json;
+        bool color;
+        bool verbose;
+        const char *config_path;
+        const char *state_dir;     /* --state-dir or $NSID_STATE_DIR, NULL: configuration */
+        const char *registry_path; /* --registry or $NSID_REGISTRY */
+        const char *machine_id;    /* --machine-id or $NSID_MACHINE_ID_FILE */
+        const char *socket_path;   /* --socket */
+        const char *app;
+        int timeout_ms;
+        /* subcommand options */
+        const char *key;
+        int key_source;            /* nsid_key_source */
+        pid_t pid;
+        const char *netns_path;
+        const char *server_domain;
+        const char *request_key_conf; /* --request-key-conf */
+        const char *request_key_dir;  /* --request-key-dir */
+} nsidctl_args;
+
+extern nsidctl_args arg;
+extern const char *program;
+
+/* ---- output.c ---- */
+typedef enum color {
+        C_RESET,
+        C_BOLD,
+        C_DIM,
+        C_RED,
+        C_GREEN,
+        C_YELLOW,
+        C_BLUE,
+        _C_MAX,
+} color;
+
+/* Colour only when stdout is a terminal, $NO_COLOR is unset or empty and $TERM is not
+ * "dumb"; mode "always"/"never" overrides. -EINVAL for another mode. */
+int out_color_setup(const char *mode);
+const char *col(color c);
+void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void print_json(json_object *o);
+json_object *json_string_or_null(const char *s);
+/* Install the log handler of libnsid (warnings and errors to stderr, debug with -v);
+ * quiet drops everything (for calls whose failures the caller explains itself). */
+void out_log_setup(void);
+void out_log_quiet(bool quiet);
+
+/* ---- context.c ---- */
+/* The configuration, loaded once. NULL when it cannot be used (then *ret_error < 0). */
+nsid_conf *ctx_config(int *ret_error);
+const char *ctx_state_dir(void);
+const char *ctx_registry_path(void);
+const char *ctx_socket_path(void);
+const char *ctx_idmapd_conf(void);
+void ctx_done(void);
+
+/* ---- daemon.c ---- */
+/* nsid-idmapd's "status" over its control socket: the JSON object. -ENOENT/-ECONNREFUSED
+ * when it does not run, -EACCES when we are not root, -EPROTO for a malformed reply. */
+int daemon_status(const char *socket_path, int timeout_ms, json_object **ret);
+
+/* ---- procs.c ---- */
+typedef struct proc_hit {
+        pid_t pid;
+        nsid_ns_id netns;
+        char comm[17];
+} proc_hit;
+/* Every process whose comm is one of names (NULL-terminated list). */
+int procs_find(const char *const *names, proc_hit **ret, size_t *ret_n);
+
+/* ---- requestkey.c ---- */
+typedef struct rk_rule {
+        char *file;
+        unsigned line;
+        char *op, *type, *description, *callout_info, *program;
+        char *text;
+} rk_rule;
+/* The rules of request-key.conf(5): conf (NULL: /etc/request-key.conf) and dir/NAME.conf (NULL:
+ * /etc/request-key.d), in the order request-key reads them. Missing files are no error. */
+int requestkey_scan(const char *conf, const char *dir, rk_rule **ret, size_t *ret_n);
+void rk_rules_free(rk_rule *v, size_t n);
+/* Whether a rule's op/type fields match op and type (request-key's glob matching). */
+bool rk_rule_matches(const rk_rule *r, const char *op, const char *type);
+/* The program's basename ("nfsidmap", "nsid-idmap"). */
+const char *rk_rule_program_name(const rk_rule *r);
+
+/* ---- survey.c: what status and doctor look at ---- */
+typedef struct ns_facts {
+        const nsid_netns_info *info;
+        int open_r;             /* opening the netns */
+        int ident_r;            /* reading its identifier: 0, -ENOENT (no nfs client), ... */
+        char *identifier;       /* "" when unset */
+        char *reg_identity;     /* the registry's binding of this netns (NULL: none) */
+        const char *reg_source; /* its key source */
+        char *reg_name;
+        int hostname_r;
+        char *hostname;         /* the UTS nodename of its process */
+        char *domain;           /* its idmap domain, NULL if unknown */
+        const char *domain_source; /* "nsid-idmapd", "idmapd.conf", "hostname" */
+        char *container;        /* a name: registry, ip netns name, cgroup */
+        json_object *daemon_ns; /* nsid-idmapd's entry for it (borrowed) */
+} ns_facts;
+
+typedef struct survey {
+        nsid_netns_info *v;
+        size_t n;
+        ns_facts *f;
+        int scan_r;
+        struct utsname uts;
+        bool sysfs_nfs;         /* /sys/fs/nfs/net/nfs_client exists here */
+        bool test_hook;         /* NSID_TEST_SYSFS_NFS_CLIENT_DIR */
+        char *nfs4_unique_id;   /* nfs.nfs4_unique_id, NULL if unset or no module */
+        char *host_domain;
+        const char *host_domain_source;
+        json_object *daemon;    /* nsid-idmapd status, NULL if not reachable */
+        int daemon_r;
+        int registry_r;
+} survey;
+
+int survey_run(survey *s);
+void survey_done(survey *s);
+/* The idmap domain of an idmapd.conf text: [General] Domain, else the DNS domain of
+ * hostname (after its first dot); NULL if neither. *ret_source says which. */
+char *idmap_domain_of(const char *conf, size_t size, const char *hostname,
+                      const char **ret_source);
+
+/* ---- subcommands ---- */
+int cmd_status(void);
+int cmd_doctor(void);
+int cmd_identity(void);
+int cmd_config(void);
+
+#endif
