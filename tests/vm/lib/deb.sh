@@ -1,0 +1,80 @@
+#!/bin/bash
+# deb.sh: the Debian packages of this tree, for the deb-build test (host) and the deb-smoke
+# lab scenario (guest).
+#
+#   tests/vm/lib/deb.sh build SRC OUT   (host) copy the work tree SRC to OUT/src/nsid-VERSION
+#                                       (the work tree stays clean: dpkg-buildpackage writes
+#                                       next to its source), build with dpkg-buildpackage -b
+#                                       -us -uc, collect *.deb, .changes, .buildinfo and the
+#                                       build log in OUT, run lintian (OUT/lintian.txt)
+#   deb_files OUT                       (sourced) the three .debs built there, in install order
+#
+# NSID_DEB_LINTIAN=0 skips lintian; its findings never fail the build, they are printed.
+
+deb_files() {
+  local out=$1 p f
+  for p in libnsid0 libnsid-dev nsid; do
+    f=$(ls -1 "$out/${p}_"*.deb 2>/dev/null | head -n1)
+    [ -n "$f" ] || { echo "deb_files: no ${p}_*.deb in $out" >&2; return 1; }
+    echo "$f"
+  done
+}
+
+deb_build() {
+  local src=$1 out=$2 version work t0 rc
+  src=$(cd "$src" && pwd) || return 1
+  [ -f "$src/debian/control" ] || { echo "deb-build: $src/debian/control missing" >&2; return 1; }
+  version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version) || return 1
+  case "$out" in ""|/|"$src"|"$src/") echo "deb-build: refusing OUT=$out" >&2; return 1 ;; esac
+  mkdir -p "$out" || return 1
+  out=$(cd "$out" && pwd)
+  rm -rf "$out/src" "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo "$out"/lintian.txt "$out"/build.log
+  work="$out/src/nsid-$version"
+  mkdir -p "$work" || return 1
+
+  # The work tree as it is now (tracked and untracked files, not what .gitignore hides: build
+  # trees); without git, everything but build*/ directories.
+  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z -c -o --exclude-standard |
+       tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$work" || return 1
+  else
+    (cd "$src" && tar --exclude='./build*' --exclude=./.git -cf - .) | tar -xf - -C "$work" || return 1
+  fi
+
+  echo "deb-build: building nsid $version in $work"
+  t0=$EPOCHSECONDS
+  (cd "$work" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
+     dpkg-buildpackage -b -us -uc) > "$out/build.log" 2>&1
+  rc=$?
+  echo "deb-build: dpkg-buildpackage exit $rc after $((EPOCHSECONDS - t0)) s (log: $out/build.log)"
+  if [ "$rc" != 0 ]; then
+    tail -n 40 "$out/build.log" | sed 's/^/  | /'
+    return 1
+  fi
+  mv "$out/src/"*.deb "$out/src/"*.changes "$out/src/"*.buildinfo "$out/" || return 1
+  grep -E '^dh_missing|not installed|warning:' "$out/build.log" | sed 's/^/  | /'
+  local f
+  for f in $(deb_files "$out"); do
+    echo "deb-build: ${f##*/}: $(dpkg-deb -f "$f" Installed-Size) KiB, $(dpkg-deb -c "$f" | grep -vc '/$') files"
+  done
+  # nothing of the build lands in the work tree or next to it
+  local dirt
+  dirt=$(ls -d "$src"/obj-* "$src/debian/tmp" "$src/debian/.debhelper" "$src/debian/files" \
+         "$src"/../nsid_"$version"_*.changes 2>/dev/null)
+  [ -z "$dirt" ] || { echo "deb-build: build output in or beside the work tree: $dirt" >&2; return 1; }
+  if [ "${NSID_DEB_LINTIAN:-1}" != 0 ] && command -v lintian >/dev/null; then
+    t0=$EPOCHSECONDS
+    lintian --info --display-info --pedantic "$out"/nsid_*.changes > "$out/lintian.txt" 2>&1
+    echo "deb-build: lintian (exit $?, $((EPOCHSECONDS - t0)) s): $(grep -cE '^E:' "$out/lintian.txt") errors, $(grep -cE '^W:' "$out/lintian.txt") warnings, $(grep -cE '^[IP]:' "$out/lintian.txt") info/pedantic"
+    grep -E '^[EWIP]:' "$out/lintian.txt" | sed 's/^/  | /'
+  fi
+  echo "deb-build: packages in $out"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -u
+  case "${1:-}" in
+    build) shift; deb_build "${1:?usage: deb.sh build SRC OUT}" "${2:?usage: deb.sh build SRC OUT}" ;;
+    *) echo "usage: $0 build SRC OUT" >&2; exit 2 ;;
+  esac
+fi
