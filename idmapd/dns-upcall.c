@@ -31,6 +31,8 @@
 #include <nsid/resolv.h>
 
 #include "nsid-idmap.h"
+#define LAZY_WANT_CARES
+#include "lazylib.h"
 
 typedef struct lookup {
         bool done;
@@ -307,6 +309,11 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 if (r < 0)
                         logmsg(LOG_WARNING, "dns: key %d: cannot drop capabilities: %s", key,
                                strerror(-r));
+                if (lazy_cares_load() < 0) {
+                        logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
+                        key_reject(key, 1, EAGAIN);
+                        goto out;
+                }
                 r = resolve_dns(&rc, &req, o->dns_total_ms, &l, err, sizeof(err));
                 if (r != ARES_SUCCESS || l.n == 0) {
                         int e;

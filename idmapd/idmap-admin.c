@@ -14,6 +14,8 @@
 #include <nsid/keyring.h>
 
 #include "nsid-idmap.h"
+#define LAZY_WANT_NFSIDMAP
+#include "lazylib.h"
 
 #ifndef KEYCTL_INVALIDATE
 #define KEYCTL_INVALIDATE 21
@@ -198,6 +200,8 @@ int idmap_admin_invalidate(const idmap_opts *o, const char *name, bool uid, bool
 
 int idmap_admin_domain(const idmap_opts *o) {
         char domain[NFS4_MAX_DOMAIN_LEN];
+        if (lazy_nfsidmap_load() < 0)
+                return 1;
         int r = nfs4_init_name_mapping((char *) o->idmapd_conf);
         if (r != 0) {
                 logmsg(LOG_ERR, "Unable to create name to user id mappings (%s): %s",

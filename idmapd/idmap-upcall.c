@@ -26,6 +26,8 @@
 #include <nsid/worker.h>
 
 #include "nsid-idmap.h"
+#define LAZY_WANT_NFSIDMAP
+#include "lazylib.h"
 
 #define NAME_BUF (NSID_IDMAP_KEYDESC_NAME_MAX + 1)
 #define NOBODY_ID 65534u
@@ -54,6 +56,9 @@ static void nfsidmap_debug(const char *format, ...) {
 static int nfsidmap_init(const idmap_opts *o) {
         if (libnfsidmap_ready)
                 return 0;
+        int l = lazy_nfsidmap_load();
+        if (l < 0)
+                return l;
         if (o->verbose > 1)
                 nfs4_set_debug(o->verbose, nfsidmap_debug);
         int r = nfs4_init_name_mapping((char *) o->idmapd_conf);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging, strict numbers, key answers and requester discovery for nsid-idmap. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -18,7 +19,14 @@
 #include <nsid/keyring.h>
 #include <nsid/ns.h>
 
+#include <ares.h>
+#include <nfsidmap.h>
+
 #include "nsid-idmap.h"
+#define LAZY_WANT_NFSIDMAP
+#define LAZY_WANT_CARES
+#define LAZY_NO_REDIRECT
+#include "lazylib.h"
 
 static bool log_stderr;
 static int log_fd = -1;
@@ -383,4 +391,54 @@ nnp:
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
         return 0;
+}
+
+/* Lazily loaded libraries (lazylib.h). */
+struct lazy_nfsidmap lazy_nfsidmap;
+struct lazy_cares lazy_cares;
+
+static int lazy_load(const char *soname, void **handle, int *state, void *table,
+                     const char *const *names, size_t n) {
+        if (*state != 0)
+                return *state > 0 ? 0 : -ELIBACC;
+        /* RTLD_GLOBAL: libnfsidmap's plugins (nsswitch.so, umich_ldap.so...) resolve its
+         * symbols (conf_get_str...) from the global scope, as when it is linked in. */
+        *handle = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
+        if (!*handle) {
+                logmsg(LOG_ERR, "cannot load %s: %s", soname, dlerror());
+                *state = -1;
+                return -ELIBACC;
+        }
+        for (size_t i = 0; i < n; i++) {
+                void *f = dlsym(*handle, names[i]);
+                if (!f) {
+                        logmsg(LOG_ERR, "%s: no symbol %s", soname, names[i]);
+                        *state = -1;
+                        return -ELIBACC;
+                }
+                memcpy((char *) table + i * sizeof(void *), &f, sizeof(void *));
+        }
+        *state = 1;
+        return 0;
+}
+
+#define LAZY_NAME(f) #f,
+int lazy_nfsidmap_load(void) {
+        static const char *const names[] = { LAZY_NFSIDMAP_FNS(LAZY_NAME) };
+        static void *handle;
+        static int state;
+        _Static_assert(sizeof(lazy_nfsidmap) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+                       "one pointer per name");
+        return lazy_load(LAZY_NFSIDMAP_SONAME, &handle, &state, &lazy_nfsidmap, names,
+                         sizeof(names) / sizeof(names[0]));
+}
+
+int lazy_cares_load(void) {
+        static const char *const names[] = { LAZY_CARES_FNS(LAZY_NAME) };
+        static void *handle;
+        static int state;
+        _Static_assert(sizeof(lazy_cares) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+                       "one pointer per name");
+        return lazy_load(LAZY_CARES_SONAME, &handle, &state, &lazy_cares, names,
+                         sizeof(names) / sizeof(names[0]));
 }
