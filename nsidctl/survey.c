@@ -167,23 +167,60 @@ static void survey_registry(ns_facts *f, nsid_registry *reg, nsid_ns *netns) {
         nsid_registry_entry_done(&e);
 }
 
-static void survey_one(survey *s, ns_facts *f, nsid_registry *reg) {
-        nsid_ns *netns = NULL;
-        nsid_proc *proc = NULL;
+/* Reading identifiers forks a worker per namespace that mostly waits on the kernel: a few
+ * threads read them at once (the registry and the rest stay sequential). */
+typedef struct handles {
+        nsid_ns *netns;
+        nsid_proc *proc;
+} handles;
+
+typedef struct pool {
+        survey *s;
+        handles *h;
+        size_t next; /* atomic */
+} pool;
+
+static void *pool_thread(void *userdata) {
+        pool *p = userdata;
+
+        for (;;) {
+                size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+                if (i >= p->s->n)
+                        return NULL;
+                if (p->h[i].netns)
+                        p->s->f[i].ident_r = nsid_nfs_client_get_identifier(
+                                p->h[i].netns, arg.timeout_ms, &p->s->f[i].identifier);
+        }
+}
+
+static void read_identifiers(survey *s, handles *h) {
+        pool p = { .s = s, .h = h };
+        pthread_t t[16];
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t k = (size_t) (cpus > 0 ? cpus : 1) * 4, started = 0;
+
+        if (k > 16)
+                k = 16;
+        if (k > s->n)
+                k = s->n;
+        for (size_t i = 1; i < k; i++)
+                if (pthread_create(&t[started], NULL, pool_thread, &p) == 0)
+                        started++;
+        (void) pool_thread(&p);
+        for (size_t i = 0; i < started; i++)
+                (void) pthread_join(t[i], NULL);
+}
+
+static void survey_rest(survey *s, ns_facts *f, nsid_registry *reg, handles *h) {
         char *conf = NULL, *daemon_domain = NULL;
         size_t conf_size = 0;
         json_object *v;
 
-        f->ident_r = f->hostname_r = -ESRCH;
-        f->open_r = nsid_netns_info_open(f->info, &netns, &proc);
         if (f->open_r < 0)
                 goto name;
-
-        f->ident_r = nsid_nfs_client_get_identifier(netns, arg.timeout_ms, &f->identifier);
-        survey_registry(f, reg, netns);
-
-        if (proc)
-                f->hostname_r = proc_hostname(proc, &f->hostname);
+        survey_registry(f, reg, h->netns);
+        if (h->proc)
+                f->hostname_r = proc_hostname(h->proc, &f->hostname);
 
         f->daemon_ns = daemon_ns_of(s->daemon, f->info->id.ino);
         if (f->daemon_ns && json_object_object_get_ex(f->daemon_ns, "domain", &v) &&
@@ -195,8 +232,8 @@ static void survey_one(survey *s, ns_facts *f, nsid_registry *reg) {
         } else if (f->info->initial) {
                 f->domain = s->host_domain ? strdup(s->host_domain) : NULL;
                 f->domain_source = s->host_domain_source;
-        } else if (proc) {
-                if (nsid_proc_read_root_file(proc, "/etc/idmapd.conf", HOST_FILE_MAX, &conf,
+        } else if (h->proc) {
+                if (nsid_proc_read_root_file(h->proc, "/etc/idmapd.conf", HOST_FILE_MAX, &conf,
                                              &conf_size, NULL) < 0)
                         conf = NULL;
                 f->domain = idmap_domain_of(conf, conf_size, f->hostname, &f->domain_source);
@@ -204,12 +241,11 @@ static void survey_one(survey *s, ns_facts *f, nsid_registry *reg) {
         }
 name:
         f->container = container_name(f);
-        nsid_ns_unref(netns);
-        nsid_proc_unref(proc);
 }
 
 int survey_run(survey *s) {
         nsid_registry *reg = NULL;
+        handles *h = NULL;
         char *text = NULL;
         size_t size = 0;
         const char *hook;
@@ -252,10 +288,26 @@ int survey_run(survey *s) {
                 nsid_registry_unref(reg);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < s->n; i++) {
-                s->f[i].info = &s->v[i];
-                survey_one(s, &s->f[i], reg);
+        h = calloc(s->n ? s->n : 1, sizeof(*h));
+        if (!h) {
+                nsid_registry_unref(reg);
+                return -ENOMEM;
         }
+        for (size_t i = 0; i < s->n; i++) {
+                ns_facts *f = &s->f[i];
+                f->info = &s->v[i];
+                f->ident_r = f->hostname_r = -ESRCH;
+                f->open_r = nsid_netns_info_open(f->info, &h[i].netns, &h[i].proc);
+                if (f->open_r < 0)
+                        h[i] = (handles) {};
+        }
+        read_identifiers(s, h);
+        for (size_t i = 0; i < s->n; i++) {
+                survey_rest(s, &s->f[i], reg, &h[i]);
+                nsid_ns_unref(h[i].netns);
+                nsid_proc_unref(h[i].proc);
+        }
+        free(h);
         nsid_registry_unref(reg);
         return 0;
 }

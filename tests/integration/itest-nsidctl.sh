@@ -1,0 +1,282 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# nsidctl on real network and UTS namespaces (unshare, ip netns), real processes, a real
+# registry written by nsid-uniquifier, real request-key.d files and real configuration files.
+#
+# FAKE: this host kernel has no nfs module, so /sys/fs/nfs/net/nfs_client/identifier cannot
+# exist. The library's test hook NSID_TEST_SYSFS_NFS_CLIENT_DIR makes the worker that reads
+# the identifier (it still joins the target netns and mounts a private sysfs there) use
+# DIR/<inode of the netns it joined> instead, with the kernel file's semantics. Identifiers
+# "set by the kernel" below are such files. The real file is exercised by the qemu lab.
+# Also fake: "rpc.idmapd" is a copy of sleep(1) under that name (doctor looks for the process
+# name, as it would find the real daemon).
+#
+# Other tests may create namespaces meanwhile: every assertion is about the namespaces, files
+# and processes this test made, never about the host's whole list.
+#
+# usage: itest-nsidctl.sh BUILD_DIR
+set -u
+
+B=${1:?usage: $0 BUILD_DIR}
+C=$B/nsidctl/nsidctl
+U=$B/uniquifier/nsid-uniquifier
+for x in "$C" "$U"; do [ -x "$x" ] || { echo "Bail out! $x not built"; exit 1; }; done
+[ "$(id -u)" = 0 ] || { echo "Bail out! needs root"; exit 1; }
+# the system's python3 (a version manager's shim in PATH may take a second to start)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || { echo "Bail out! needs python3"; exit 1; }
+
+T=$(mktemp -d /tmp/itest-nsidctl.XXXXXX)
+RK=/etc/request-key.d/nsidctl-itest-$$.conf
+RK2=/etc/request-key.d/nsidctl-itest-$$-nsid.conf
+NETNS=nsidctl-it-$$
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    ip netns del "$NETNS" 2>/dev/null
+    rm -f "$RK" "$RK2"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+
+export NSID_STATE_DIR=$T/state
+export NSID_TEST_SYSFS_NFS_CLIENT_DIR=$T/fake
+export NSID_MACHINE_ID_FILE=$T/machine-id
+mkdir -p "$T/fake"
+echo 00112233445566778899aabbccddeeff >"$T/machine-id"
+
+n=0
+failures=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failures=$((failures + 1)); echo "not ok $n - $*"; }
+check() { # check DESCRIPTION COMMAND...
+    local d=$1; shift
+    if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+# py 'python expression over j (the JSON in $T/out)' -> exit status
+py() { "$PY" -c "import json,sys; j=json.load(open('$T/out')); sys.exit(0 if ($1) else 1)"; }
+export T PY
+export -f py
+
+# A process in a new netns (and more namespaces: $@ are unshare flags); prints its pid once
+# it is in there, and forgets a fake identifier left under a reused inode number.
+hold() { # hold [unshare flags...] -- command...
+    local flags=() me i
+    while [ "$1" != -- ]; do flags+=("$1"); shift; done
+    shift
+    unshare -n "${flags[@]}" "$@" </dev/null >/dev/null 2>&1 &
+    local p=$!
+    me=$(stat -L -c %i /proc/self/ns/net)
+    for _ in $(seq 200); do
+        i=$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null) && [ "$i" != "$me" ] && break
+        sleep 0.01
+    done
+    rm -f "$T/fake/$i"
+    echo "$p"
+}
+ino() { stat -L -c %i "/proc/$1/ns/net"; }
+
+# ---- usage ----
+"$C" >/dev/null 2>&1; check "no command: exit 2" [ $? = 2 ]
+"$C" bogus >/dev/null 2>&1; check "unknown command: exit 2" [ $? = 2 ]
+"$C" status --server-domain=x >/dev/null 2>"$T/err"; r=$?
+check "an option of another command: exit 2 and says whose" \
+    bash -c "[ $r = 2 ] && grep -q \"'nsidctl doctor'\" '$T/err'"
+"$C" --help >"$T/out"; r=$?
+check "--help: exit 0, lists the commands" \
+    bash -c "[ $r = 0 ] && grep -q doctor '$T/out' && grep -q identity '$T/out' && grep -q 'Exit status' '$T/out'"
+check "--version" bash -c "'$C' --version | grep -Eq '^nsidctl [0-9]+\.[0-9]+'"
+"$C" --color=sometimes status >/dev/null 2>&1; check "bad --color: exit 2" [ $? = 2 ]
+
+# ---- config ----
+"$C" --config="$T/absent.conf" config >"$T/out"; r=$?
+check "config: a missing file is all defaults, exit 0" \
+    bash -c "[ $r = 0 ] && grep -q '^cache-ttl = 600' '$T/out' && grep -q 'absent' '$T/out'"
+cat >"$T/nsid.conf" <<'EOF'
+# test
+[idmapd]
+cache-ttl = 30
+negative-ttl = soon
+isolate-keys = off
+cache-tll = 5
+[idmap]
+requester-context = yes
+EOF
+chmod 644 "$T/nsid.conf"
+"$C" --config="$T/nsid.conf" config >"$T/out" 2>"$T/err"; r=$?
+check "config: a bad value is an error: exit 4" [ $r = 4 ]
+check "config: the error names file and line, and the default used" \
+    grep -q "nsid.conf:4: \[idmapd\] negative-ttl = \"soon\" is not a whole number.*default 60" "$T/err"
+check "config: an unknown key is a warning with a hint" \
+    grep -q 'warning: .*nsid.conf:6: unknown key "cache-tll" in \[idmapd\].*cache-ttl' "$T/err"
+check "config: values in effect and where they come from" \
+    bash -c "grep -q '^cache-ttl = 30  # $T/nsid.conf:3' '$T/out' && grep -q '^negative-ttl = 60  # default' '$T/out'"
+"$C" --json --config="$T/nsid.conf" config >"$T/out"; r=$?
+check "config --json: exit 4, parses, every key with default, value, source, line" \
+    bash -c "[ $r = 4 ] && py \"len(j['keys']) >= 13 and
+      [k for k in j['keys'] if k['key'] == 'cache-ttl'][0]['value'] == '30' and
+      [k for k in j['keys'] if k['key'] == 'cache-ttl'][0]['line'] == 3 and
+      [k for k in j['keys'] if k['key'] == 'negative-ttl'][0]['source'] == 'default' and
+      [k for k in j['keys'] if k['key'] == 'requester-context'][0]['value'] == 'yes' and
+      all(k['description'] and k['default'] for k in j['keys']) and
+      j['errors'] == 1 and j['warnings'] == 1 and j['unknown'][0]['key'] == 'cache-tll'\""
+printf '[idmapd]\ncache-ttl = 30\n' >"$T/good.conf"
+"$C" --config="$T/good.conf" config >/dev/null 2>"$T/err"; r=$?
+check "config: a clean file: exit 0, nothing on stderr" bash -c "[ $r = 0 ] && [ ! -s '$T/err' ]"
+chmod 666 "$T/good.conf"
+"$C" --config="$T/good.conf" config >/dev/null 2>"$T/err"; r=$?
+check "config: a world-writable file is refused: exit 4, says how to fix" \
+    bash -c "[ $r = 4 ] && grep -q 'chmod 644' '$T/err'"
+chmod 644 "$T/good.conf"; chown 65534 "$T/good.conf"
+"$C" --config="$T/good.conf" config >/dev/null 2>"$T/err"; r=$?
+check "config: a file owned by another user is refused: exit 4" \
+    bash -c "[ $r = 4 ] && grep -q 'chown root:root' '$T/err'"
+chown 0 "$T/good.conf"
+
+# ---- colour: only on a terminal, never with NO_COLOR ----
+ESC=$(printf '\033')
+"$C" --config="$T/good.conf" config >"$T/out"
+check "no colour into a pipe" bash -c "! grep -q '$ESC' '$T/out'"
+script -qec "'$C' --config='$T/good.conf' config" /dev/null >"$T/out" 2>&1
+check "colour on a terminal" grep -q "$ESC\[" "$T/out"
+NO_COLOR=1 script -qec "'$C' --config='$T/good.conf' config" /dev/null >"$T/out" 2>&1
+check "no colour on a terminal with NO_COLOR" bash -c "! grep -q '$ESC\[' '$T/out'"
+"$C" --color=always --config="$T/good.conf" config >"$T/out"
+check "--color=always into a pipe" grep -q "$ESC\[" "$T/out"
+
+# ---- identity: the same derivation as nsid-uniquifier, nothing set ----
+P0=$(hold -- sleep 100000); PIDS+=("$P0")
+"$C" --json identity --key=itest-key >"$T/out"; r=$?
+KEYID=$("$PY" -c "import json; print(json.load(open('$T/out'))['identity'])")
+"$U" --json set --pid "$P0" --key itest-key --dry-run >"$T/u.json" 2>/dev/null
+UID_=$("$PY" -c "import json; print(json.load(open('$T/u.json'))['identifier'])")
+check "identity --key equals nsid-uniquifier's identity for that key ($KEYID)" \
+    bash -c "[ $r = 0 ] && [ -n '$KEYID' ] && [ '$KEYID' = '$UID_' ]"
+check "identity --key set nothing" bash -c "[ ! -e '$T/fake/$(ino "$P0")' ]"
+"$C" --json identity --container-id=itest-key >"$T/out"
+check "identity: --container-id gives the same identity, says its source" \
+    py "j['identity'] == '$KEYID' and j['key_source'] == 'container-id'"
+"$C" --json identity --pid "$P0" >"$T/out"
+check "identity --pid of an unknown netns: a random key, not recorded, nothing set" \
+    bash -c "py \"j['key_source'] == 'random' and not j['recorded'] and j['kernel'] == 'unset'\" &&
+             [ ! -e '$T/fake/$(ino "$P0")' ]"
+"$U" set --pid "$P0" >/dev/null 2>&1
+SETID=$(cat "$T/fake/$(ino "$P0")" 2>/dev/null)
+"$C" --json identity --pid "$P0" >"$T/out"
+check "identity --pid after nsid-uniquifier set: recorded, the kernel has it" \
+    py "j['identity'] == '$SETID' and j['recorded'] and j['kernel'] == 'set to this identity' and j['key_source'] == 'random'"
+"$C" identity --pid "$P0" >"$T/out"
+check "identity (text) shows the identity and the key source" \
+    bash -c "grep -q '^identity *$SETID' '$T/out' && grep -q '^key source *random' '$T/out'"
+"$C" identity --pid 4194304 >/dev/null 2>"$T/err"; r=$?
+check "identity --pid of no process: exit 1, names the pid" \
+    bash -c "[ $r = 1 ] && grep -q 'pid 4194304' '$T/err'"
+
+# ---- status ----
+ip netns add "$NETNS"
+NINO=$(stat -L -c %i "/run/netns/$NETNS")
+rm -f "$T/fake/$NINO"
+"$C" --json status >"$T/out"; r=$?
+check "status --json: exit 0, parses" bash -c "[ $r = 0 ] && py \"isinstance(j['namespaces'], list)\""
+check "status: the uniquifier's netns with its identifier and source from the registry" \
+    py "[x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['identifier'] == '$SETID' and
+        [x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['source'] == 'random' and
+        [x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['registry']['key_source'] == 'random'"
+check "status: an ip netns by its name, identifier unset, no NFS" \
+    py "[x for x in j['namespaces'] if x['netns'] == $NINO][0]['container'] == '$NETNS' and
+        [x for x in j['namespaces'] if x['netns'] == $NINO][0]['identifier'] is None and
+        [x for x in j['namespaces'] if x['netns'] == $NINO][0]['identifier_state'] == 'unset' and
+        not [x for x in j['namespaces'] if x['netns'] == $NINO][0]['nfs_mounted']"
+check "status: the host netns is marked" py "len([x for x in j['namespaces'] if x['host']]) == 1"
+check "status: the daemon is reported absent at the socket asked for" \
+    bash -c "'$C' --json --socket='$T/none.sock' status >'$T/out' && py \"not j['idmapd']['running'] and j['idmapd']['socket'] == '$T/none.sock'\""
+"$C" status >"$T/out"
+check "status (text): a row for the ip netns" grep -q "^$NINO .* $NETNS " "$T/out"
+
+# ---- doctor: duplicate identifiers, owner collisions ----
+P1=$(hold -- sleep 100000); PIDS+=("$P1")
+P2=$(hold -- sleep 100000); PIDS+=("$P2")
+I1=$(ino "$P1"); I2=$(ino "$P2")
+echo 5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e >"$T/fake/$I1"
+echo 5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e >"$T/fake/$I2"
+"$C" --json doctor >"$T/out"; r=$?
+check "doctor: two netns with one identifier: exit 4" [ $r = 4 ]
+check "doctor: the duplicate is reported as an error naming both, with a fix" \
+    py "any(f['check'] == 'uniquifier-duplicate' and f['severity'] == 'error' and
+            'netns $I1' in f['message'] and 'netns $I2' in f['message'] and f['fix']
+            for f in j['findings'])"
+check "doctor: same hostname and identifier: the owner string collides" \
+    py "any(f['check'] == 'owner-collision' and 'netns $I1' in f['message'] and
+            'netns $I2' in f['message'] and '5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e/' in f['message']
+            for f in j['findings'])"
+check "doctor: the netns with nsid's identifier is not named in any problem" \
+    py "not any('netns $(ino "$P0") ' in f['message'] for f in j['findings'] if f['severity'] in ('error', 'warning'))"
+"$C" doctor >"$T/out"; r=$?
+check "doctor (text): exit 4, the error and its fix" \
+    bash -c "[ $r = 4 ] && grep -q '^error *uniquifier-duplicate: .*netns $I1' '$T/out' && grep -q '^ *fix: ' '$T/out'"
+echo 0ddba110ddba110ddba110ddba110ddb >"$T/fake/$I2"
+"$C" --json doctor >"$T/out"
+check "doctor: distinct identifiers: no duplicate any more" \
+    py "not any('netns $I1' in f['message'] for f in j['findings'] if f['severity'] == 'error')"
+
+# ---- doctor: hostnames, unset identifiers ----
+P3=$(hold -u -- sh -c 'printf "(none)" >/proc/sys/kernel/hostname && exec sleep 100000'); PIDS+=("$P3")
+for _ in $(seq 100); do [ "$(nsenter -t "$P3" -u hostname 2>/dev/null)" = "(none)" ] && break; sleep 0.02; done
+I3=$(ino "$P3")
+"$C" --json doctor >"$T/out"
+check "doctor: hostname (none) is a warning naming the netns" \
+    py "any(f['check'] == 'hostname' and f['severity'] == 'warning' and 'netns $I3' in f['message'] and '(none)' in f['message'] for f in j['findings'])"
+check "doctor: its unset identifier is a warning with the command to fix it" \
+    py "any(f['check'] == 'uniquifier-unset' and f['severity'] == 'warning' and 'netns $I3' in f['message'] and 'nsid-uniquifier' in f['fix'] for f in j['findings'])"
+"$C" --json status >"$T/out"
+check "status: the hostname of the netns's UTS namespace" \
+    py "[x for x in j['namespaces'] if x['netns'] == $I3][0]['hostname'] == '(none)'"
+
+# ---- doctor: nfsidmap still configured for request-key ----
+echo "create id_resolver * * /usr/sbin/nfsidmap -t 600 %k %d" >"$RK"
+"$C" --json doctor >"$T/out"
+check "doctor: a request-key.d file naming nfsidmap is flagged by file and line" \
+    py "any(f['check'] == 'request-key' and f['severity'] in ('warning', 'error') and '$RK:1' in f['message'] and 'nfsidmap' in f['message'] for f in j['findings'])"
+printf '# nsid\ncreate\tid_resolver\t*\t*\t/nonexistent/sbin/nsid-idmap -t 600 %%k %%d\n' >"$RK2"
+"$C" --json doctor >"$T/out"; r=$?
+check "doctor: nfsidmap next to nsid-idmap is an error naming both rules" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'request-key' and f['severity'] == 'error' and '$RK:1' in f['message'] and '$RK2:2' in f['message'] and 'dpkg-divert' in f['fix'] for f in j['findings'])\""
+rm -f "$RK"
+"$C" --json --request-key-dir="$T/none" --request-key-conf="$T/none.conf" doctor >"$T/out"
+check "doctor: no id_resolver rule at all is explained" \
+    py "any(f['check'] == 'request-key' and f['severity'] == 'info' and 'falls back' in f['message'] for f in j['findings'])"
+
+# ---- doctor: rpc.idmapd inside a container netns ----
+cp "$(command -v sleep)" "$T/rpc.idmapd"
+P4=$(hold -- "$T/rpc.idmapd" 100000); PIDS+=("$P4")
+"$C" --json doctor >"$T/out"
+check "doctor: a container netns running its own rpc.idmapd is flagged (pid, key cache)" \
+    py "any(f['check'] == 'idmapd' and f['severity'] == 'warning' and 'pid $P4' in f['message'] and 'netns $(ino "$P4")' in f['message'] and '.id_resolver' in f['message'] for f in j['findings'])"
+
+# ---- doctor: idmap domains ----
+mkdir -p "$T/c5"
+printf '[General]\nDomain = other.test\n' >"$T/c5/idmapd.conf"
+printf '[General]\nDomain = host.test\n' >"$T/host-idmapd.conf"
+printf '[idmapd]\nidmapd-conf = %s\n' "$T/host-idmapd.conf" >"$T/dom.conf"
+P5=$(hold -m --propagation private -- sh -c "mount --bind '$T/c5/idmapd.conf' /etc/idmapd.conf && exec sleep 100000"); PIDS+=("$P5")
+for _ in $(seq 100); do grep -q other.test "/proc/$P5/root/etc/idmapd.conf" 2>/dev/null && break; sleep 0.02; done
+"$C" --json --config="$T/dom.conf" doctor >"$T/out"
+check "doctor: a container idmapd.conf with another domain than the host's is a warning" \
+    py "any(f['check'] == 'idmap-domain' and f['severity'] == 'warning' and 'netns $(ino "$P5")' in f['message'] and 'other.test' in f['message'] and 'host.test' in f['message'] for f in j['findings'])"
+"$C" --json --config="$T/dom.conf" doctor --server-domain=server.test >"$T/out"; r=$?
+check "doctor --server-domain: the host's domain differs from the server's: error, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'idmap-domain' and f['severity'] == 'error' and 'server.test' in f['message'] and 'host.test' in f['message'] and 'Domain = server.test' in f['fix'] for f in j['findings'])\""
+"$C" --json --config="$T/dom.conf" status >"$T/out"
+check "status: idmap domains of host and container, and where they come from" \
+    py "j['host_idmap_domain'] == 'host.test' and [x for x in j['namespaces'] if x['netns'] == $(ino "$P5")][0]['idmap_domain'] == 'other.test' and [x for x in j['namespaces'] if x['netns'] == $(ino "$P5")][0]['idmap_domain_source'] == 'idmapd.conf'"
+
+# ---- doctor: a broken configuration ----
+"$C" --json --config="$T/nsid.conf" doctor >"$T/out"
+check "doctor: configuration errors are findings with the line" \
+    py "any(f['check'] == 'config' and f['severity'] == 'error' and 'nsid.conf:4' in f['message'] for f in j['findings'])"
+
+echo "1..$n"
+[ "$failures" = 0 ]
