@@ -1,0 +1,21 @@
+# Debian packages (issue 8), included at the end of tests/vm/CMakeLists.txt.
+#  - deb-build (fixture nsid-debs): dpkg-buildpackage -b -us -uc on a copy of the work tree in
+#    BUILD/deb/src (the work tree stays clean), packages in BUILD/deb; tests/vm/lib/deb.sh.
+#  - deb-lintian: lintian on the built packages; fails on errors (debian/*.lintian-overrides
+#    say why the overridden ones are wrong), prints warnings.
+#  - vm-deb-smoke-<kernel> (tests/vm/scenarios/deb-smoke.sh) installs them in a lab guest and
+#    needs the fixture; ctest -R vm-deb-smoke pulls deb-build in by itself.
+add_test(NAME deb-build
+         COMMAND ${CMAKE_COMMAND} -E env NSID_DEB_LINTIAN=0
+                 ${CMAKE_CURRENT_SOURCE_DIR}/lib/deb.sh build ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/deb)
+set_tests_properties(deb-build PROPERTIES
+  LABELS "package;nosan" TIMEOUT 900 FIXTURES_SETUP nsid-debs)
+add_test(NAME deb-lintian
+         COMMAND sh -c "lintian --info --display-info ${CMAKE_BINARY_DIR}/deb/nsid_*.changes")
+set_tests_properties(deb-lintian PROPERTIES
+  LABELS "package;nosan" TIMEOUT 600 FIXTURES_REQUIRED nsid-debs)
+foreach(kernel 6.1 6.12)
+  if(TEST vm-deb-smoke-${kernel})
+    set_tests_properties(vm-deb-smoke-${kernel} PROPERTIES FIXTURES_REQUIRED nsid-debs)
+  endif()
+endforeach()
