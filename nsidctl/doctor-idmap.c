@@ -125,6 +125,7 @@ void check_daemons(const survey *s) {
         size_t n = 0;
         nsid_ns_id host = {};
         pid_t host_rpc = 0, host_nsid = 0;
+        char rpc_pids[256] = "", nsid_pids[256] = "";
         bool host_pipes = true;
         nsid_conf *c = ctx_config(NULL);
 
@@ -138,11 +139,16 @@ void check_daemons(const survey *s) {
                 bool in_host = v[i].netns.dev == host.dev && v[i].netns.ino == host.ino;
                 bool rpc = strcmp(v[i].comm, "rpc.idmapd") == 0;
 
-                if (in_host && rpc && !host_rpc)
-                        host_rpc = v[i].pid;
-                else if (in_host && !rpc && !host_nsid)
-                        host_nsid = v[i].pid;
-                else if (!in_host && rpc) {
+                if (in_host) {
+                        char *list = rpc ? rpc_pids : nsid_pids;
+                        size_t l = strlen(list);
+                        if (rpc && !host_rpc)
+                                host_rpc = v[i].pid;
+                        if (!rpc && !host_nsid)
+                                host_nsid = v[i].pid;
+                        if (l < 200)
+                                snprintf(list + l, 256 - l, "%s%d", l ? ", " : "", (int) v[i].pid);
+                } else if (rpc) {
                         char label[160] = "";
                         for (size_t j = 0; j < s->n; j++)
                                 if (s->f[j].info->id.ino == v[i].netns.ino &&
@@ -166,13 +172,13 @@ void check_daemons(const survey *s) {
                             "stop one of them: systemctl disable --now nfs-idmapd.service, or "
                             "keep rpc.idmapd for the host and set host-pipes = no in [idmapd] of "
                             "nsid.conf",
-                            "rpc.idmapd (pid %d) and nsid-idmapd (pid %d) both answer the host's "
+                            "rpc.idmapd (pid %s) and nsid-idmapd (pid %s) both answer the host's "
                             "idmap pipes",
-                            (int) host_rpc, (int) host_nsid);
+                            rpc_pids, nsid_pids);
         if (host_nsid && !s->daemon) {
                 add_finding(SEV_WARNING, "idmapd", NULL,
-                            "nsid-idmapd runs (pid %d) but does not answer on %s: %s",
-                            (int) host_nsid, ctx_socket_path(), strerror(-s->daemon_r));
+                            "nsid-idmapd runs (pid %s) but does not answer on %s: %s",
+                            nsid_pids, ctx_socket_path(), strerror(-s->daemon_r));
         } else if (s->daemon)
                 add_finding(SEV_OK, "idmapd", NULL, "nsid-idmapd answers on %s",
                             ctx_socket_path());
