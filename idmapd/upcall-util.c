@@ -257,6 +257,32 @@ static int ns_info(nsid_proc *p, nsid_ns_type type, uint64_t *ret_ino, int *ret_
         return r;
 }
 
+/* nsid_proc_keys_find() on the one line that starts with the serial: /proc/keys lines start
+ * with the serial as %08x, so a byte search finds the candidates and only that line is
+ * parsed (the whole file holds every key the helper may view; parsing all of it was a
+ * measurable part of each upcall). A serial heading two lines (a forged one: descriptions
+ * are printed raw) is -ENOTUNIQ, as with nsid_proc_keys_find(). */
+static int proc_keys_find_fast(const char *text, size_t size, int32_t serial,
+                               nsid_proc_keys_entry *ret) {
+        char pat[16];
+        int pl = snprintf(pat, sizeof(pat), "\n%08x ", (unsigned) serial);
+        const char *line = NULL;
+
+        if (size >= (size_t) pl - 1 && memcmp(text, pat + 1, (size_t) pl - 1) == 0)
+                line = text;
+        for (const char *p = text; (p = memmem(p, size - (size_t) (p - text), pat,
+                                               (size_t) pl)) != NULL; p++) {
+                if (line)
+                        return -ENOTUNIQ;
+                line = p + 1;
+        }
+        if (!line)
+                return -ENOENT;
+        const char *end = memchr(line, '\n', size - (size_t) (line - text));
+        size_t len = end ? (size_t) (end - line) + 1 : size - (size_t) (line - text);
+        return nsid_proc_keys_find(line, len, serial, ret);
+}
+
 int requester_find(key_serial_t target, requester *ret) {
         requester r = { .net_initial = -ENODATA, .user_initial = -ENODATA,
                         .mnt_initial = -ENODATA, .mnt_owner_initial = -ENODATA };
@@ -274,7 +300,7 @@ int requester_find(key_serial_t target, requester *ret) {
         k = read_host_file("/proc/keys", 64u * 1024 * 1024, &keys, &size);
         if (k < 0)
                 return k;
-        k = nsid_proc_keys_find(keys, size, r.auth_key, &e);
+        k = proc_keys_find_fast(keys, size, r.auth_key, &e);
         if (k >= 0 && strcmp(e.type, ".request_") != 0)
                 k = -EBADMSG;
         if (k >= 0)
@@ -403,7 +429,7 @@ static int lazy_load(const char *soname, void **handle, int *state, void *table,
                 return *state > 0 ? 0 : -ELIBACC;
         /* RTLD_GLOBAL: libnfsidmap's plugins (nsswitch.so, umich_ldap.so...) resolve its
          * symbols (conf_get_str...) from the global scope, as when it is linked in. */
-        *handle = dlopen(soname, RTLD_NOW | RTLD_GLOBAL);
+        *handle = dlopen(soname, RTLD_LAZY | RTLD_GLOBAL); /* lazy: bind only what is used */
         if (!*handle) {
                 logmsg(LOG_ERR, "cannot load %s: %s", soname, dlerror());
                 *state = -1;
@@ -441,4 +467,95 @@ int lazy_cares_load(void) {
                        "one pointer per name");
         return lazy_load(LAZY_CARES_SONAME, &handle, &state, &lazy_cares, names,
                          sizeof(names) / sizeof(names[0]));
+}
+
+/*
+ * The few libkeyutils calls this program makes, as direct keyctl(2) system calls with
+ * libkeyutils' own prototypes and semantics (<keyutils.h>): defined here, they keep
+ * libkeyutils.so out of the program's DT_NEEDED (--as-needed), one library less for the
+ * dynamic loader at every upcall (its relocations cost as much as libc's start-up).
+ */
+long keyctl(int cmd, ...) {
+        va_list ap;
+        unsigned long a2, a3, a4, a5;
+
+        va_start(ap, cmd);
+        a2 = va_arg(ap, unsigned long);
+        a3 = va_arg(ap, unsigned long);
+        a4 = va_arg(ap, unsigned long);
+        a5 = va_arg(ap, unsigned long);
+        va_end(ap);
+        return syscall(SYS_keyctl, cmd, a2, a3, a4, a5);
+}
+
+key_serial_t keyctl_get_keyring_ID(key_serial_t id, int create) {
+        return (key_serial_t) syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, (long) id, (long) create,
+                                      0L, 0L);
+}
+
+long keyctl_revoke(key_serial_t id) {
+        return syscall(SYS_keyctl, KEYCTL_REVOKE, (long) id, 0L, 0L, 0L);
+}
+
+long keyctl_describe(key_serial_t id, char *buffer, size_t buflen) {
+        return syscall(SYS_keyctl, KEYCTL_DESCRIBE, (long) id, buffer, buflen, 0L);
+}
+
+long keyctl_clear(key_serial_t ringid) {
+        return syscall(SYS_keyctl, KEYCTL_CLEAR, (long) ringid, 0L, 0L, 0L);
+}
+
+long keyctl_instantiate(key_serial_t id, const void *payload, size_t plen, key_serial_t ringid) {
+        return syscall(SYS_keyctl, KEYCTL_INSTANTIATE, (long) id, payload, plen, (long) ringid);
+}
+
+long keyctl_set_timeout(key_serial_t key, unsigned timeout) {
+        return syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, (long) key, (unsigned long) timeout, 0L, 0L);
+}
+
+long keyctl_reject(key_serial_t id, unsigned timeout, unsigned error, key_serial_t ringid) {
+        return syscall(SYS_keyctl, KEYCTL_REJECT, (long) id, (unsigned long) timeout,
+                       (unsigned long) error, (long) ringid);
+}
+
+long keyctl_invalidate(key_serial_t id) {
+        return syscall(SYS_keyctl, KEYCTL_INVALIDATE, (long) id, 0L, 0L, 0L);
+}
+
+/* Both *_alloc: a malloc'ed copy with a NUL appended, the length without it; -1 and errno. */
+static int keyctl_alloc(int op, key_serial_t id, char **ret) {
+        long n = syscall(SYS_keyctl, op, (long) id, NULL, 0L, 0L);
+        for (;;) {
+                if (n < 0)
+                        return -1;
+                char *b = malloc((size_t) n + 1);
+                if (!b)
+                        return -1;
+                long m = syscall(SYS_keyctl, op, (long) id, b, (unsigned long) n, 0L);
+                if (m < 0) {
+                        free(b);
+                        return -1;
+                }
+                if (m <= n) { /* it fit (the key may have shrunk meanwhile) */
+                        if (op == KEYCTL_DESCRIBE && m > 0)
+                                m--; /* DESCRIBE counts its NUL */
+                        b[m] = '\0';
+                        *ret = b;
+                        return (int) m;
+                }
+                free(b); /* it grew: again with the new size */
+                n = m;
+        }
+}
+
+int keyctl_describe_alloc(key_serial_t id, char **_buffer) {
+        return keyctl_alloc(KEYCTL_DESCRIBE, id, _buffer);
+}
+
+int keyctl_read_alloc(key_serial_t id, void **_buffer) {
+        char *b = NULL;
+        int r = keyctl_alloc(KEYCTL_READ, id, &b);
+        if (r >= 0)
+                *_buffer = b;
+        return r;
 }
