@@ -13,8 +13,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include <sys/socket.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ares.h>
 #include <keyutils.h>
@@ -29,6 +32,7 @@
 #include <nsid/keyring.h>
 #include <nsid/ns.h>
 #include <nsid/resolv.h>
+#include <nsid/worker.h>
 
 #include "nsid-idmap.h"
 #define LAZY_WANT_CARES
@@ -198,6 +202,109 @@ static void dns_error(int status, int *ret_err, unsigned *ret_ttl) {
         }
 }
 
+/* The requester's /etc/hosts and /etc/resolv.conf, read by a worker (nsid/worker.h) that
+ * joins its mount namespace and root through its pidfd, with openat2 RESOLVE_IN_ROOT
+ * (nsid/file.h), killed after a hard limit: a container whose files hang (FUSE, NFS) cannot
+ * hold the upcall. Reply: for each file "<errno> <length>\n<bytes>", parsed as untrusted. */
+#define DNS_HOSTS_MAX (1024u * 1024u)
+#define DNS_RESOLV_MAX (64u * 1024u)
+
+static int dns_files_worker(int fd, void *userdata) {
+        static const struct { const char *path; size_t max; } files[] = {
+                { "/etc/hosts", DNS_HOSTS_MAX },
+                { "/etc/resolv.conf", DNS_RESOLV_MAX },
+        };
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return -errno;
+        for (size_t i = 0; i < 2; i++) {
+                char *data = NULL;
+                size_t size = 0;
+                int r = nsid_file_read_in_root(rootfd, files[i].path, files[i].max, &data, &size,
+                                               NULL);
+                if (r < 0) {
+                        dprintf(fd, "%d 0\n", -r);
+                        continue;
+                }
+                dprintf(fd, "0 %zu\n", size);
+                for (size_t off = 0; off < size;) {
+                        ssize_t k = write(fd, data + off, size - off);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0) {
+                                free(data);
+                                close(rootfd);
+                                return -EIO;
+                        }
+                        off += (size_t) k;
+                }
+                free(data);
+        }
+        close(rootfd);
+        return 0;
+}
+
+/* One "<errno> <length>\n<bytes>" record from the worker's reply; advances *p. */
+static int dns_take_file(const char **p, const char *end, size_t max, char **ret, size_t *ret_size,
+                         int *ret_err) {
+        const char *nl = memchr(*p, '\n', (size_t) (end - *p));
+        char head[48];
+        uint64_t e, len;
+
+        if (!nl || nl - *p >= (ptrdiff_t) sizeof(head))
+                return -EBADMSG;
+        memcpy(head, *p, (size_t) (nl - *p));
+        head[nl - *p] = '\0';
+        char *sp = strchr(head, ' ');
+        if (!sp)
+                return -EBADMSG;
+        *sp = '\0';
+        if (parse_uint_strict(head, 4095, &e) < 0 || parse_uint_strict(sp + 1, max, &len) < 0 ||
+            (e != 0 && len != 0) || (uint64_t) (end - (nl + 1)) < len)
+                return -EBADMSG;
+        *ret_err = (int) e;
+        if (e == 0) {
+                char *b = malloc(len + 1);
+                if (!b)
+                        return -ENOMEM;
+                memcpy(b, nl + 1, len);
+                b[len] = '\0';
+                *ret = b;
+                *ret_size = len;
+        }
+        *p = nl + 1 + len;
+        return 0;
+}
+
+static int dns_read_files(const idmap_opts *o, const requester *rq, char **hosts,
+                          size_t *hosts_size, int *hosts_err, char **resolv, size_t *resolv_size,
+                          int *resolv_err) {
+        char *reply = NULL;
+        size_t size = 0;
+        unsigned ms = o->dns_total_ms / 2u > 2000u ? 2000u : o->dns_total_ms / 2u;
+        int r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
+                                (int) ms, dns_files_worker, NULL,
+                                DNS_HOSTS_MAX + DNS_RESOLV_MAX + 128u, &reply, &size);
+        if (r < 0)
+                return r;
+        const char *p = reply, *end = reply + size;
+        r = dns_take_file(&p, end, DNS_HOSTS_MAX, hosts, hosts_size, hosts_err);
+        if (r >= 0)
+                r = dns_take_file(&p, end, DNS_RESOLV_MAX, resolv, resolv_size, resolv_err);
+        if (r >= 0 && p != end)
+                r = -EBADMSG;
+        free(reply);
+        if (r < 0) {
+                free(*hosts);
+                *hosts = NULL;
+                free(*resolv);
+                *resolv = NULL;
+                return r;
+        }
+        /* an answer read for a process that has exited meanwhile is not used */
+        return nsid_proc_check_alive(rq->proc);
+}
+
 int dns_upcall(const idmap_opts *o, const char *serial_s) {
         char esc[512], who[512], err[256] = "";
         key_serial_t key;
@@ -260,16 +367,23 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 goto out;
         }
 
-        r = nsid_proc_read_root_file(rq.proc, "/etc/hosts", 1024 * 1024, &hosts, &hosts_size,
-                                     NULL);
-        if (r < 0 && r != -ENOENT)
+        int he = 0, re = 0;
+        r = dns_read_files(o, &rq, &hosts, &hosts_size, &he, &resolv, &resolv_size, &re);
+        if (r < 0) {
+                logmsg(LOG_WARNING, "dns: key %d: %s: the requester's /etc/hosts and "
+                       "/etc/resolv.conf %s; rejected for %us (EAGAIN); %s", key, esc,
+                       r == -ETIMEDOUT ? "did not answer in time (worker killed)"
+                                       : strerror(-r),
+                       DNS_INVALID_TTL, who);
+                key_reject(key, DNS_INVALID_TTL, EAGAIN);
+                goto out;
+        }
+        if (he != 0 && he != ENOENT)
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's /etc/hosts: %s",
-                       key, strerror(-r));
-        r = nsid_proc_read_root_file(rq.proc, "/etc/resolv.conf", 64 * 1024, &resolv,
-                                     &resolv_size, NULL);
-        if (r < 0 && r != -ENOENT)
+                       key, strerror(he));
+        if (re != 0 && re != ENOENT)
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's "
-                       "/etc/resolv.conf: %s", key, strerror(-r));
+                       "/etc/resolv.conf: %s", key, strerror(re));
         (void) nsid_resolvconf_parse(resolv ? resolv : "", resolv_size, &rc);
 
         /* "files" first, from the container's own hosts file. */

@@ -243,12 +243,10 @@ int main(int argc, char **argv) {
         }
 
         /* Upcalls: requester discovery reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
-         * the requester-context worker joins its mount namespace and root (CAP_SYS_ADMIN,
-         * CAP_SYS_CHROOT); the dns helper joins its network namespace (CAP_SYS_ADMIN). Each
-         * is dropped as soon as its step is done. */
-        r = caps_keep(is_dns ? CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_PTRACE)
-                             : CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) |
-                                       CAPBIT(CAP_SYS_PTRACE));
+         * the requester-context worker (and the dns helper's, for hosts and resolv.conf)
+         * joins its mount namespace and root (CAP_SYS_ADMIN, CAP_SYS_CHROOT); the dns helper
+         * joins its network namespace (CAP_SYS_ADMIN). Dropped as soon as each step is done. */
+        r = caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 

@@ -153,6 +153,53 @@ expect "option with a comma" "$(req c1 svc.example.test "ipv4,list")" "ERR:reque
 n=$(grep -c '^exit=1 ' "$T/status" || true)
 expect "helper exit status 1 for the 3 rejected requests" "$n" "3"
 
+# A container whose /etc/hosts is on a FUSE mount that never answers: the helper's worker
+# (it reads hosts and resolv.conf in the requester's mount namespace) is killed after its
+# bound (half of --dns-timeout: 750 ms here); the request ends with EAGAIN while the FUSE
+# server still hangs, and no helper process is left.
+if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
+        cp -a /etc "$T/etc" 2>/dev/null
+        rm -f "$T/etc/hosts"
+        mkdir -p "$T/etc/nsidhung"
+        ln -s nsidhung/hosts "$T/etc/hosts"
+        cat >"$T/fuse-hang.py" <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2], "w").close()
+time.sleep(3600)
+PY
+        s='k=$(keyctl request2 dns_resolver "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"'
+        start=$(date +%s%N)
+        r=$(ip netns exec "$tag-c1" unshare -m --propagation private sh -c '
+                mount --bind "$1/etc" /etc || exit 1
+                python3 "$1/fuse-hang.py" /etc/nsidhung "$1/fuse-ready" >/dev/null 2>&1 </dev/null &
+                echo $! >"$1/fuse.pid"
+                for i in $(seq 100); do [ -e "$1/fuse-ready" ] && break; sleep 0.05; done
+                echo "$(date +%s%N)" >"$1/req-start"
+                keyctl session - sh -c "$2" _ svc.example.test' _ "$T" "$s" 2>/dev/null | grep -v '^Joined')
+        ms=$((($(date +%s%N) - $(cat "$T/req-start")) / 1000000))
+        case "$r" in
+        *"Resource temporarily unavailable"*) [ "$ms" -lt 3000 ] &&
+                pass "hung FUSE /etc/hosts: '$r' after $ms ms (worker bound 750 ms)" ||
+                fail "hung FUSE /etc/hosts: '$r' only after $ms ms" ;;
+        *) fail "hung FUSE /etc/hosts: got '$r' after $ms ms, want EAGAIN" ;;
+        esac
+        kill -0 "$(cat "$T/fuse.pid")" 2>/dev/null && pass "... while the FUSE server still hangs" ||
+                fail "the FUSE server had died: the bound was not the helper's"
+        grep -q "did not answer in time (worker killed); rejected for 5s (EAGAIN)" "$T/log" &&
+                pass "log: worker killed, EAGAIN" || fail "no worker-killed log line: $(tail -n 2 "$T/log")"
+        sleep 0.2
+        left=$(ps -o pid= -C nsid-idmap 2>/dev/null | wc -l)
+        [ "$left" = 0 ] && pass "no helper or worker process left" || fail "$left nsid-idmap processes left"
+        kill -9 "$(cat "$T/fuse.pid")" 2>/dev/null
+else
+        echo "SKIP: no FUSE: hung /etc/hosts case not run"
+fi
+
 if ls "$T"/asan.* "$T"/ubsan.* >/dev/null 2>&1; then
         fail "sanitizer reports from the helper:"; cat "$T"/asan.* "$T"/ubsan.* 2>/dev/null | head -n 40
 else
