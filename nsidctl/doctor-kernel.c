@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "doctor.h"
 
@@ -27,6 +28,13 @@ void check_kernel(const survey *s) {
                             "kernel %s has per-network-namespace NFS client identifiers",
                             s->uts.release);
 
+        if (s->sysfs_nfs && access("/sys/fs/nfs/net/nfs_client/identifier", F_OK) < 0)
+                add_finding(SEV_ERROR, "kernel",
+                            "run Linux 5.3 or later (or a distribution kernel with the "
+                            "per-netns identifier backported)",
+                            "the nfs module is loaded but /sys/fs/nfs/net/nfs_client/"
+                            "identifier does not exist: this kernel cannot give network "
+                            "namespaces their own NFS client identity");
         if (s->sysfs_nfs)
                 return;
         if (s->test_hook)
