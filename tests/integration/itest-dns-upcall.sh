@@ -193,7 +193,7 @@ PY
         grep -q "did not answer in time (worker killed); rejected for 5s (EAGAIN)" "$T/log" &&
                 pass "log: worker killed, EAGAIN" || fail "no worker-killed log line: $(tail -n 2 "$T/log")"
         sleep 0.2
-        left=$(ps -o pid= -C nsid-idmap 2>/dev/null | wc -l)
+        left=$( (ps -o pid= -C nsid-idmap 2>/dev/null || true) | wc -l)
         [ "$left" = 0 ] && pass "no helper or worker process left" || fail "$left nsid-idmap processes left"
         kill -9 "$(cat "$T/fuse.pid")" 2>/dev/null
 else
