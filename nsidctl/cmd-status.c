@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nsidctl.h"
@@ -43,8 +44,9 @@ static uint64_t dget(json_object *o, const char *k) {
         return o && json_object_object_get_ex(o, k, &v) ? json_object_get_uint64(v) : 0;
 }
 
-static json_object *facts_json(const ns_facts *f) {
+static json_object *facts_json(const survey *s, const ns_facts *f) {
         json_object *o = json_object_new_object(), *reg = NULL;
+        char *owner = nfs_owner_string(s, f);
         const nsid_netns_info *in = f->info;
 
         json_object_object_add(o, "netns", json_object_new_uint64(in->id.ino));
@@ -73,6 +75,8 @@ static json_object *facts_json(const ns_facts *f) {
         }
         json_object_object_add(o, "registry", reg);
         json_object_object_add(o, "nfs_mounted", json_object_new_boolean(in->nfs_mounted));
+        json_object_object_add(o, "nfs_owner", json_string_or_null(owner));
+        free(owner);
         json_object_object_add(o, "idmap_domain", json_string_or_null(f->domain));
         json_object_object_add(o, "idmap_domain_source", json_string_or_null(f->domain_source));
         json_object_object_add(o, "idmapd", f->daemon_ns ? json_object_get(f->daemon_ns) : NULL);
@@ -115,7 +119,7 @@ static json_object *status_json(const survey *s) {
         json_object_object_add(root, "host_idmap_domain_source",
                                json_string_or_null(s->host_domain_source));
         for (size_t i = 0; i < s->n; i++)
-                json_object_array_add(arr, facts_json(&s->f[i]));
+                json_object_array_add(arr, facts_json(s, &s->f[i]));
         json_object_object_add(root, "namespaces", arr);
         return root;
 }

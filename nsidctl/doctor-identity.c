@@ -79,21 +79,6 @@ void check_identifiers(const survey *s) {
                             "every container network namespace has its own identifier");
 }
 
-/* The NFSv4.1+ owner string (co_ownerid) a netns would present, as fs/nfs/nfs4proc.c builds
- * it from the uniquifier (the netns file, else nfs.nfs4_unique_id) and the nodename. */
-static char *owner_string(const survey *s, const ns_facts *f) {
-        const char *uniq = f->identifier[0] ? f->identifier
-                           : s->nfs4_unique_id ? s->nfs4_unique_id
-                                               : "";
-        char *o = NULL;
-
-        int r = uniq[0] ? asprintf(&o, "Linux NFSv4.2 %s/%s", uniq, f->hostname)
-                        : asprintf(&o, "Linux NFSv4.2 %s", f->hostname);
-        if (r < 0)
-                return NULL;
-        return o;
-}
-
 void check_owner_strings(const survey *s) {
         char **owner = calloc(s->n ? s->n : 1, sizeof(char *));
         bool *done = calloc(s->n ? s->n : 1, sizeof(bool));
@@ -106,7 +91,7 @@ void check_owner_strings(const survey *s) {
         }
         for (size_t i = 0; i < s->n; i++)
                 if (s->f[i].ident_r == 0 && s->f[i].hostname)
-                        owner[i] = owner_string(s, &s->f[i]);
+                        owner[i] = nfs_owner_string(s, &s->f[i]);
 
         for (size_t i = 0; i < s->n; i++) {
                 char list[1024] = "", lab[160];

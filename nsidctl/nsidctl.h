@@ -145,6 +145,11 @@ typedef struct survey {
 } survey;
 
 int survey_run(survey *s);
+/* The NFSv4.1+ owner string (co_ownerid) a netns presents, as fs/nfs/nfs4proc.c builds it
+ * from its uniquifier (the netns's identifier, else nfs.nfs4_unique_id) and the nodename of
+ * the mounting process: "Linux NFSv4.2 <uniquifier>/<nodename>" or "Linux NFSv4.2
+ * <nodename>". NULL when the identifier or hostname is unknown. */
+char *nfs_owner_string(const survey *s, const ns_facts *f);
 void survey_done(survey *s);
 /* The idmap domain of an idmapd.conf text: [General] Domain, else the DNS domain of
  * hostname (after its first dot); NULL if neither. *ret_source says which. */

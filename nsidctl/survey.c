@@ -312,6 +312,19 @@ int survey_run(survey *s) {
         return 0;
 }
 
+char *nfs_owner_string(const survey *s, const ns_facts *f) {
+        const char *uniq;
+        char *o = NULL;
+        int r;
+
+        if (f->ident_r != 0 || !f->hostname)
+                return NULL;
+        uniq = f->identifier[0] ? f->identifier : s->nfs4_unique_id ? s->nfs4_unique_id : "";
+        r = uniq[0] ? asprintf(&o, "Linux NFSv4.2 %s/%s", uniq, f->hostname)
+                    : asprintf(&o, "Linux NFSv4.2 %s", f->hostname);
+        return r < 0 ? NULL : o;
+}
+
 void survey_done(survey *s) {
         for (size_t i = 0; s->f && i < s->n; i++) {
                 ns_facts *f = &s->f[i];

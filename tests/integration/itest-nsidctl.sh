@@ -185,6 +185,8 @@ check "status: the uniquifier's netns with its identifier and source from the re
     py "[x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['identifier'] == '$SETID' and
         [x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['source'] == 'random' and
         [x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['registry']['key_source'] == 'random'"
+check "status: the NFSv4 owner string it presents (uniquifier/hostname)" \
+    py "[x for x in j['namespaces'] if x['netns'] == $(ino "$P0")][0]['nfs_owner'] == 'Linux NFSv4.2 $SETID/$(uname -n)'"
 check "status: an ip netns by its name, identifier unset, no NFS" \
     py "[x for x in j['namespaces'] if x['netns'] == $NINO][0]['container'] == '$NETNS' and
         [x for x in j['namespaces'] if x['netns'] == $NINO][0]['identifier'] is None and
