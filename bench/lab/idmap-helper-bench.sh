@@ -1,0 +1,81 @@
+#!/bin/bash
+# bench-idmap-helper, guest side (run by bench/lab/idmap-helper-bench-run through
+# tests/vm/lab-run; NOT a test: no lab-test line). One boot, the same workload for each
+# helper: distinct uid:b<tag>N@lab.example lookups by request_key(2) from one process
+# (nsid-rk-bench-req), every one a cache miss, so the kernel runs /sbin/request-key and the
+# helper once per lookup; the users exist (uids 20000+). Helpers, each as the only id_resolver
+# rule, switched before every lookup in a rotating order (the host's load, which is heavy
+# and varies by the second here, falls on all of them alike):
+#   f  bench/rk-floor-helper.c: instantiates, nothing else
+#   n  nfs-utils' /usr/sbin/nfsidmap -t 600 (the rule nfs-common installs)
+#   s  nsid-idmap -t 600, nsid-idmapd absent (its socket path names nothing)
+#   d  nsid-idmap -t 600 with nsid-idmapd running (fast path over its control socket)
+# Result lines: "# bench <tag> <ok> <failed> <total us> <median us> <p90 us>".
+. "$LAB_LIB/lab.sh"
+N=${NSID_BENCH_LOOKUPS:-300}
+DOMAIN=lab.example
+FLOOR="$LAB_BUILD/bench/nsid-rk-floor"
+REQ="$LAB_BUILD/bench/nsid-rk-bench-req"
+NSIDMAP="$LAB_BUILD/idmapd/nsid-idmap"
+NSIDD="$LAB_BUILD/idmapd/nsid-idmapd"
+W=/run/nsid-bench
+SOCK=/run/nsid/idmapd.sock
+mkdir -p "$W" /run/nsid
+
+check "nfsv4 loaded (id_resolver key type)" modprobe nfsv4 || bail "no nfsv4"
+cat > /etc/idmapd.conf <<EOC
+[General]
+Domain = $DOMAIN
+[Mapping]
+Nobody-User = nobody
+Nobody-Group = nogroup
+[Translation]
+Method = nsswitch
+EOC
+{
+  for v in f n s d; do
+    for w in warmup $(seq 0 $((N - 1))); do
+      [ "$w" = warmup ] && id=19999 || id=$((20000 + w))
+      printf 'b%s%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$v" "$w" "$id" "$id"
+    done
+  done
+} >> /etc/passwd
+rm -f /etc/request-key.d/*.conf
+RULE=/etc/request-key.d/bench-id_resolver.conf
+cat > "$W/nsid.conf" <<CONF
+[idmapd]
+host-pipes = no
+set-identifier = no
+isolate-keys = no
+CONF
+"$NSIDD" -f --config="$W/nsid.conf" --socket="$SOCK" </dev/null >/dev/null 2>>"$W/daemon.log" &
+DPID=$!
+ready() { timeout 5 "$NSIDD" --socket="$SOCK" --ctl=status >/dev/null 2>&1; }
+check "nsid-idmapd started" wait_for 20 ready || bail "no daemon"
+
+# one answer of each nsid-idmap variant, checked (and the path it took, from its log)
+probe() { # tag user rule...
+  local tag=$1 user=$2; shift 2
+  echo "create id_resolver * * $* --log-file=$W/probe.log %k %d" > "$RULE"
+  keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:$user@$DOMAIN" 2>/dev/null | grep -v '^Joined'
+}
+check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 "$NSIDMAP" -t 600 --daemon-socket=/run/nsid/absent.sock)"
+check_eq "nsid-idmap + daemon: uid:bd8@$DOMAIN -> 20008" 20008 "$(probe d bd8 "$NSIDMAP" -t 600)"
+check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host context, nsid-idmapd" "$W/probe.log"
+while read -r l; do note "probe.log: $l"; done < "$W/probe.log"
+keyctl clear %:.id_resolver 2>/dev/null
+
+t0=$(lab_ms)
+"$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "n=/usr/sbin/nfsidmap -t 600" \
+  "s=$NSIDMAP -t 600 --daemon-socket=/run/nsid/absent.sock" "d=$NSIDMAP -t 600" \
+  > "$W/bench.txt" 2> "$W/req.err"
+note "workload: $(( ($(lab_ms) - t0) / 1000 )) s"
+while read -r tag ok bad total med p90; do
+  note "bench $tag $ok $bad $total $med $p90"
+  check_eq "$tag: no failed lookup" 0 "$bad"
+done < "$W/bench.txt"
+while read -r l; do note "req.err: $l"; done < <(head -n 5 "$W/req.err")
+kill -TERM "$DPID"; wait "$DPID"
+"$NSIDD" --version >/dev/null 2>&1
+while read -r l; do note "daemon: $l"; done < <(tail -n 3 "$W/daemon.log")
+lab_done
