@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include <nsid/conffile.h>
-#include <nsid/file.h>
 #include <nsid/log.h>
 
 #include "idmapd.h"
@@ -101,24 +100,11 @@ void dm_epoll_del(int fd) {
 
 /* ---- configuration: [idmapd] of /etc/nsid.conf ---- */
 
-#define CONFIG_FILE_MAX (1024u * 1024u)
-
-static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) {
-        uint64_t v = 0;
-        if (!*s || strlen(s) > 10 || (s[0] == '0' && s[1]))
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        if (v < min || v > max)
-                return -ERANGE;
-        *ret = (unsigned) v;
-        return 0;
-}
-
-static void load_config(void) {
+/* Read through nsid/conffile.h only: the file (root-owned, not writable by others, at most
+ * NSID_CONF_FILE_MAX bytes), its key table (types, ranges, defaults) and its diagnostics.
+ * A value that does not fit its key is reported and its default used. Returns 0, or -errno
+ * when the file cannot be used at all (the caller keeps what it has, or exits at start). */
+static int load_config(void) {
         dm_config c = {
                 .cache_ttl = 600,
                 .negative_ttl = 60,
@@ -135,14 +121,13 @@ static void load_config(void) {
         const struct {
                 const char *key;
                 unsigned *v;
-                unsigned min, max;
         } nums[] = {
-                { "cache-ttl", &c.cache_ttl, 1, 86400 },
-                { "negative-ttl", &c.negative_ttl, 1, 86400 },
-                { "request-timeout-ms", &c.request_timeout_ms, 10, 60000 },
-                { "rescan-interval", &c.rescan_interval, 1, 3600 },
-                { "refresh-interval", &c.refresh_interval, 1, 3600 },
-                { "key-invalidate-delay-ms", &c.key_invalidate_delay_ms, 0, 10000 },
+                { "cache-ttl", &c.cache_ttl },
+                { "negative-ttl", &c.negative_ttl },
+                { "request-timeout-ms", &c.request_timeout_ms },
+                { "rescan-interval", &c.rescan_interval },
+                { "refresh-interval", &c.refresh_interval },
+                { "key-invalidate-delay-ms", &c.key_invalidate_delay_ms },
         };
         const struct {
                 const char *key;
@@ -152,56 +137,58 @@ static void load_config(void) {
                 { "set-identifier", &c.set_identifier },
                 { "host-pipes", &c.host_pipes },
         };
-        char *text = NULL, *v = NULL;
-        size_t size = 0;
+        const struct {
+                const char *key;
+                char *v;
+                size_t size;
+        } paths[] = {
+                { "idmapd-conf", c.idmapd_conf, sizeof(c.idmapd_conf) },
+                { "state-dir", c.state_dir, sizeof(c.state_dir) },
+        };
+        nsid_conf *conf = NULL;
+        int r;
 
-        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm_cfg.socket_path[0] ? dm_cfg.socket_path
-                                                             : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
-        /* libnsid's bounded reader (a regular file of at most 1 MiB, never a FIFO or a
-         * device), from the host's root; the text is then read through nsid/conffile.h. */
-        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        int r = rootfd < 0 ? -errno
-                           : nsid_file_read_in_root(rootfd, config_path, CONFIG_FILE_MAX, &text,
-                                                    &size, NULL);
-        if (rootfd >= 0)
-                close(rootfd);
-        if (r < 0 && r != -ENOENT)
-                dm_log(LOG_WARNING, NULL, "cannot read %s: %s; using defaults", config_path,
-                       r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
-        for (size_t i = 0; text && i < sizeof(nums) / sizeof(nums[0]); i++) {
-                if (nsid_conf_get(text, size, "idmapd", nums[i].key, &v) < 0)
-                        continue;
-                if (parse_uint(v, nums[i].min, nums[i].max, nums[i].v) < 0)
-                        dm_log(LOG_WARNING, NULL, "%s: [idmapd] %s = \"%s\" is not %u..%u; ignored",
-                               config_path, nums[i].key, v, nums[i].min, nums[i].max);
-                free(v);
-                v = NULL;
+        r = nsid_conf_load(config_path, &conf);
+        if (r < 0) {
+                dm_log(LOG_ERR, NULL, "%s: cannot be used: %s", config_path,
+                       r == -EPERM ? "it must be owned by root and writable by root only"
+                       : r == -EFBIG ? "larger than 1 MiB"
+                       : r == -ENXIO ? "not a regular file"
+                                     : strerror(-r));
+                return r;
         }
-        for (size_t i = 0; text && i < sizeof(bools) / sizeof(bools[0]); i++) {
-                if (nsid_conf_get(text, size, "idmapd", bools[i].key, &v) < 0)
+        for (size_t i = 0; i < nsid_conf_get_n_diagnostics(conf); i++) {
+                nsid_conf_diagnostic d;
+                if (nsid_conf_get_diagnostic(conf, i, &d) == 0)
+                        dm_log(d.priority, NULL, "%s", d.message);
+        }
+        for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+                uint32_t v;
+                if (nsid_conf_get_uint(conf, "idmapd", nums[i].key, &v) == 0)
+                        *nums[i].v = v;
+        }
+        for (size_t i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+                bool v;
+                if (nsid_conf_get_bool(conf, "idmapd", bools[i].key, &v) == 0)
+                        *bools[i].v = v;
+        }
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+                const char *v = nsid_conf_get_value(conf, "idmapd", paths[i].key);
+                if (!v)
                         continue;
-                int b = nsid_conf_parse_bool(v);
-                if (b < 0)
-                        dm_log(LOG_WARNING, NULL, "%s: [idmapd] %s = \"%s\" is not a boolean; "
-                               "ignored", config_path, bools[i].key, v);
+                if (strlen(v) >= paths[i].size)
+                        dm_log(LOG_WARNING, NULL, "%s: [idmapd] %s: longer than %zu bytes; "
+                               "ignored", config_path, paths[i].key, paths[i].size - 1);
                 else
-                        *bools[i].v = b;
-                free(v);
-                v = NULL;
+                        snprintf(paths[i].v, paths[i].size, "%s", v);
         }
-        if (text && nsid_conf_get(text, size, "idmapd", "idmapd-conf", &v) >= 0) {
-                snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", v);
-                free(v);
-        }
-        if (text && nsid_conf_get(text, size, "idmapd", "state-dir", &v) >= 0) {
-                if (v[0] == '/')
-                        snprintf(c.state_dir, sizeof(c.state_dir), "%s", v);
-                free(v);
-        }
+        nsid_conf_unref(conf);
         if (idmapd_conf_arg)
                 snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", idmapd_conf_arg);
-        free(text);
+        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm_cfg.socket_path[0] ? dm_cfg.socket_path
+                                                             : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
         dm_cfg = c;
+        return 0;
 }
 
 /* ---- capabilities ---- */
@@ -358,7 +345,6 @@ int main(int argc, char **argv) {
         };
         bool status = false, json = false;
         const char *ctl = NULL;
-        static char config_abs[4096];
         int c, r;
 
         ensure_std_fds();
@@ -377,18 +363,7 @@ int main(int argc, char **argv) {
                         printf("nsid-idmapd %s\n", NSID_VERSION);
                         return 0;
                 case OPT_CONFIG:
-                        /* read from "/" by nsid_file_read_in_root(): make it absolute */
-                        if (optarg[0] != '/') {
-                                char cwd[2048];
-                                if (!getcwd(cwd, sizeof(cwd)) ||
-                                    (size_t) snprintf(config_abs, sizeof(config_abs), "%s/%s",
-                                                      cwd, optarg) >= sizeof(config_abs)) {
-                                        fprintf(stderr, "nsid-idmapd: --config: path too long\n");
-                                        return 1;
-                                }
-                                config_path = config_abs;
-                        } else
-                                config_path = optarg;
+                        config_path = optarg;
                         break;
                 case OPT_IDMAPD_CONF:
                         idmapd_conf_arg = optarg;
@@ -434,7 +409,8 @@ int main(int argc, char **argv) {
                 dm_log(LOG_ERR, NULL, "cannot drop capabilities: %s", strerror(-r));
                 return 1;
         }
-        load_config();
+        if (load_config() < 0)
+                return 1;
 
         /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
          * their own children) */
@@ -508,7 +484,9 @@ int main(int argc, char **argv) {
                                                        "configuration, flushing caches, rescanning");
                                                 char keep[256];
                                                 snprintf(keep, sizeof(keep), "%s", dm_cfg.socket_path);
-                                                load_config();
+                                                if (load_config() < 0)
+                                                        dm_log(LOG_ERR, NULL, "SIGHUP: keeping "
+                                                               "the configuration in use");
                                                 snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
                                                 dm_resolve_global_reload();
                                                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
