@@ -117,11 +117,11 @@ case "$r1" in 4001|4294967294|"$OVERFLOW") _lab_report 0 "c1's pending stat: own
 case "$r2" in 4102|4294967294|"$OVERFLOW") _lab_report 0 "c2's pending stat: own uid or a clean failure ('$r2')" ;;
   *) _lab_report 1 "c2's pending stat: own uid or a clean failure"; note "got '$r2'" ;; esac
 while read -r l; do note "/proc/keys after SIGKILL: $l"; done < <(grep -E "id_legacy" /proc/keys)
-neg=$(keys_of labalice | awk '$3 ~ /N/ {print $1; exit}')
+neg=$(keys_of labalice | awk '$2 ~ /N/ {print $1; exit}')   # serial flags usage expiry ...
 inval="no negative key"
 [ -n "$neg" ] && inval=$(keyctl invalidate "$((16#$neg))" 2>&1 && echo "invalidated" || true)
 finding idmapd-kill-negative-key "KEYCTL_INVALIDATE by root on the negative key $neg the failed upcall left: ${inval:-failed}"
-finding idmapd-kill-pending "daemon SIGSTOPped $((t_kill - t_stop)) ms with one upcall queued in each of two pipes, then SIGKILLed: stats returned after $d1 / $d2 ms with uid '$r1' / '$r2' (own 4001 / 4102, overflow $OVERFLOW); keys left: $(grep -cE ' id_legacy +uid:lab' /proc/keys) ($(keys_of labalice | awk '{print $3 " " $5}' | head -1))"
+finding idmapd-kill-pending "daemon SIGSTOPped $((t_kill - t_stop)) ms with one upcall queued in each of two pipes, then SIGKILLed: stats returned after $d1 / $d2 ms with uid '$r1' / '$r2' (own 4001 / 4102, overflow $OVERFLOW); keys left: $(grep -cE ' id_legacy +uid:lab' /proc/keys) (labalice's: flags $(keys_of labalice | awk '{print $2 ", expires in " $4}' | head -1))"
 
 # ---- restart ----------------------------------------------------------------------------------
 check "the dead daemon's socket is still there" test -S "$SOCK"
