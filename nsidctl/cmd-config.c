@@ -131,6 +131,14 @@ int cmd_config(void) {
 
         /* the library explains a refused file in a log line; it is shown as ours */
         c = ctx_config(&err);
+        if (!c && arg.json) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "path", json_object_new_string(path));
+                json_object_object_add(o, "refused", json_object_new_boolean(err == -EPERM));
+                json_object_object_add(o, "error", json_object_new_string(strerror(-err)));
+                print_json(o);
+                json_object_put(o);
+        }
         if (!c) {
                 if (err == -EPERM)
                         errorf("%s is not used: it must be owned by root and writable by no "

@@ -130,6 +130,9 @@ chmod 666 "$T/good.conf"
 "$C" --config="$T/good.conf" config >/dev/null 2>"$T/err"; r=$?
 check "config: a world-writable file is refused: exit 4, says how to fix" \
     bash -c "[ $r = 4 ] && grep -q 'chmod 644' '$T/err'"
+"$C" --json --config="$T/good.conf" config >"$T/out" 2>/dev/null; r=$?
+check "config --json: a refused file is still JSON, says refused" \
+    bash -c "[ $r = 4 ] && py \"j['refused'] and j['path'] == '$T/good.conf'\""
 chmod 644 "$T/good.conf"; chown 65534 "$T/good.conf"
 "$C" --config="$T/good.conf" config >/dev/null 2>"$T/err"; r=$?
 check "config: a file owned by another user is refused: exit 4" \
