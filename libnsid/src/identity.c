@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Identity derivation (HMAC-SHA256 keyed by the host secret), key selection for a netns. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -7,6 +8,7 @@
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hostsecret-internal.h"
 #include "log-internal.h"
@@ -15,6 +17,7 @@
 #include "nsid/identity.h"
 #include "nsid/netns.h"
 #include "nsid/registry.h"
+#include "nsid/worker.h"
 
 #define IDENTITY_MSG_VERSION "nsid-id-v1"
 
@@ -25,6 +28,7 @@ struct nsid_identity {
         nsid_key_source source;
         unsigned flags;
         int registry_error;
+        int machine_id_error;
         nsid_ns_id netns;
         char replaced[NSID_IDENTITY_STRING_SIZE];
 };
@@ -242,6 +246,10 @@ _public_ int nsid_identity_get_registry_error(const nsid_identity *id) {
         return id ? id->registry_error : -EINVAL;
 }
 
+_public_ int nsid_identity_get_machine_id_error(const nsid_identity *id) {
+        return id ? id->machine_id_error : -EINVAL;
+}
+
 _public_ const char *nsid_identity_get_replaced(const nsid_identity *id) {
         return id && id->replaced[0] ? id->replaced : NULL;
 }
@@ -280,24 +288,75 @@ static int random_key(char ret[NSID_IDENTITY_STRING_SIZE]) {
         return 0;
 }
 
-/* The container's /etc/machine-id as a key (32 lowercase hex), or a negative errno. */
-static int container_machine_id(const nsid_proc *proc, const uint8_t host_mid[NSID_ID128_SIZE],
-                                bool have_host_mid, char ret[NSID_IDENTITY_STRING_SIZE]) {
-        static const char hex[] = "0123456789abcdef";
+/* Runs in the worker: inside the container's user and mount namespaces, chroot()ed to its
+ * root, without capabilities. Replies with the file's bytes (parsed by the caller). */
+static int machine_id_worker(int reply_fd, void *userdata) {
+        _cleanup_close_ int rootfd = -EBADF;
         _cleanup_free_ char *data = NULL;
-        uint8_t mid[NSID_ID128_SIZE];
+        size_t size = 0, done = 0;
+        int r;
+
+        (void) userdata;
+        rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return negative_errno();
+        r = nsid_file_read_in_root(rootfd, "/etc/machine-id", 4096, &data, &size, NULL);
+        if (r < 0)
+                return r;
+        while (done < size) {
+                ssize_t n = write(reply_fd, data + done, size - done);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                done += (size_t) n;
+        }
+        return 0;
+}
+
+_public_ int nsid_proc_read_machine_id(const nsid_proc *proc, int timeout_ms,
+                                       uint8_t ret[NSID_ID128_SIZE]) {
+        _cleanup_free_ char *reply = NULL;
         size_t size = 0;
         int r;
 
-        r = nsid_proc_read_root_file(proc, "/etc/machine-id", 4096, &data, &size, NULL);
+        assert_return(proc, -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        r = nsid_worker_run(proc, NSID_NS_MASK(NSID_NS_USER) | NSID_NS_MASK(NSID_NS_MNT), 0,
+                            timeout_ms, machine_id_worker, NULL, 4096, &reply, &size);
+        if (r == -ETIMEDOUT)
+                return log_debug_errno(r,
+                                       "identity: /etc/machine-id of pid %d not read within %d "
+                                       "ms (a mount that does not answer?)",
+                                       (int) nsid_proc_get_pid(proc), timeout_ms);
         if (r < 0)
                 return log_debug_errno(r, "identity: no usable /etc/machine-id in pid %d: %s",
                                        (int) nsid_proc_get_pid(proc), strerror(-r));
-        r = nsid_machine_id_parse(data, size, mid);
+        r = nsid_machine_id_parse(reply, size, ret);
+        OPENSSL_cleanse(reply, size);
         if (r < 0)
                 return log_debug_errno(r, "identity: /etc/machine-id of pid %d is %s",
                                        (int) nsid_proc_get_pid(proc),
                                        r == -ENOMEDIUM ? "empty or uninitialized" : "malformed");
+        return 0;
+}
+
+/* The container's /etc/machine-id as a key (32 lowercase hex), or a negative errno. */
+static int container_machine_id(const nsid_proc *proc, const char *given, int timeout_ms,
+                                const uint8_t host_mid[NSID_ID128_SIZE], bool have_host_mid,
+                                char ret[NSID_IDENTITY_STRING_SIZE]) {
+        static const char hex[] = "0123456789abcdef";
+        uint8_t mid[NSID_ID128_SIZE];
+        int r;
+
+        /* given: what the caller read with nsid_proc_read_machine_id() (validated) */
+        r = given ? nsid_machine_id_parse(given, strlen(given), mid)
+                  : nsid_proc_read_machine_id(proc, timeout_ms, mid);
+        if (r < 0)
+                return r;
         if (have_host_mid && CRYPTO_memcmp(mid, host_mid, NSID_ID128_SIZE) == 0) {
                 OPENSSL_cleanse(mid, sizeof(mid));
                 log_debug("identity: pid %d shares the host's machine-id; not used",
@@ -327,23 +386,48 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                                   nsid_ns *netns, const nsid_proc *proc, const char *app,
                                   const char *key, nsid_key_source key_source, const char *name,
                                   unsigned flags, nsid_identity **ret) {
+        return nsid_identity_for_ns_timeout(secret, registry, netns, proc, app, key, key_source,
+                                            name, flags, NSID_IDENTITY_READ_TIMEOUT_MS, ret);
+}
+
+_public_ int nsid_identity_for_ns_timeout(const uint8_t secret[NSID_ID128_SIZE],
+                                          nsid_registry *registry, nsid_ns *netns,
+                                          const nsid_proc *proc, const char *app,
+                                          const char *key, nsid_key_source key_source,
+                                          const char *name, unsigned flags, int timeout_ms,
+                                          nsid_identity **ret) {
         _cleanup_(nsid_identity_unrefp) nsid_identity *id = NULL;
         nsid_registry_entry e = {}, conflict = {}, existing = {};
         char boot_id[37] = "", keybuf[NSID_IDENTITY_STRING_SIZE];
         uint8_t host_mid[NSID_ID128_SIZE];
         bool have_host_mid = false, have_marker = false, given_wins = false;
+        const char *given_mid = NULL;
         uint64_t cookie = 0;
         int r;
 
         assert_return(secret, -EINVAL);
         assert_return(netns, -EINVAL);
         assert_return(ret, -EINVAL);
-        assert_return((flags & ~NSID_IDENTITY_FOR_NS_REPLACE) == 0, -EINVAL);
+        assert_return((flags & ~(NSID_IDENTITY_FOR_NS_REPLACE |
+                                 NSID_IDENTITY_FOR_NS_NO_MACHINE_ID)) == 0,
+                      -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
         assert_return(nsid_ns_get_type(netns) == NSID_NS_NET, -EINVAL);
         if (!app)
                 app = NSID_APP_NFS4;
         assert_return(nsid_app_validate(app) == 0, -EINVAL);
-        if (key) {
+        if (key && key_source == NSID_KEY_MACHINE_ID) {
+                /* the container's machine-id, already read by the caller: step 3's input */
+                uint8_t b[NSID_ID128_SIZE];
+                assert_return(proc, -EINVAL);
+                assert_return(strlen(key) == 32 && strspn(key, "0123456789abcdef") == 32,
+                              -EINVAL);
+                assert_return(nsid_machine_id_parse(key, 32, b) == 0, -EINVAL);
+                OPENSSL_cleanse(b, sizeof(b));
+                given_mid = key;
+                key = NULL;
+                key_source = NSID_KEY_AUTO;
+        } else if (key) {
                 assert_return(key_source == NSID_KEY_EXPLICIT ||
                                       key_source == NSID_KEY_CONTAINER_ID,
                               -EINVAL);
@@ -400,13 +484,17 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
         }
 
         for (int attempt = 0;; attempt++) {
-                if (!key && proc && attempt == 0) {
-                        /* 3. the container's own machine-id */
+                if (!key && proc && attempt == 0 &&
+                    !(flags & NSID_IDENTITY_FOR_NS_NO_MACHINE_ID)) {
+                        /* 3. the container's own machine-id (in a worker, bounded) */
                         have_host_mid = nsid_host_machine_id(NULL, host_mid) >= 0;
-                        r = container_machine_id(proc, host_mid, have_host_mid, keybuf);
+                        r = container_machine_id(proc, given_mid, timeout_ms, host_mid,
+                                                 have_host_mid, keybuf);
                         OPENSSL_cleanse(host_mid, sizeof(host_mid));
                         if (r == -EADDRINUSE)
                                 id->flags |= NSID_IDENTITY_MACHINE_ID_SHARED;
+                        else if (r < 0)
+                                id->machine_id_error = r;
                         if (r >= 0) {
                                 key = keybuf;
                                 key_source = NSID_KEY_MACHINE_ID;
@@ -444,6 +532,13 @@ _public_ int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE], nsid_re
                         .pid = proc ? nsid_proc_get_pid(proc) : 0,
                         .name = (char *) name,
                 };
+                /* The given key lost to the recorded one (a pod's second container, or a hook
+                 * handed another container's pid): the binding stays the recorded container's,
+                 * with its process and name. */
+                if (id->flags & NSID_IDENTITY_KEPT_EXISTING) {
+                        e.pid = existing.pid;
+                        e.name = NULL;
+                }
                 nsid_registry_entry_done(&conflict);
                 /* REPLACE only when a key given now outranks what was recorded for this netns,
                  * or when a reused key re-derived under a changed host secret must be recorded;

@@ -196,28 +196,36 @@ static int child_drop_caps(void) {
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -STAGE_NO_NEW_PRIVS;
-        /* Up to the kernel's last capability: PR_CAPBSET_READ fails with EINVAL past it. */
+        /* Up to the kernel's last capability: PR_CAPBSET_READ fails with EINVAL past it.
+         * Capabilities already out of the bounding set are skipped (dropping them again would
+         * need CAP_SETPCAP too). Without CAP_SETPCAP (an unprivileged caller, or a caller that
+         * dropped it, like nsid-uniquifier) the bounding set cannot shrink; that is harmless
+         * once nothing is left to use: the capset() below empties the permitted set, and
+         * no_new_privs forbids gaining any through exec(). */
         for (unsigned long cap = 0;; cap++) {
-                if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
+                int k = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                if (k < 0)
                         break;
+                if (k == 0)
+                        continue;
                 if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-                        /* Without CAP_SETPCAP (an unprivileged caller) the bounding set
-                         * cannot shrink; that is harmless only if there is nothing to keep:
-                         * no permitted capabilities, and no_new_privs forbids gaining any. */
-                        if (errno != EPERM || syscall(SYS_capget, &hdr, data) < 0 ||
-                            data[0].permitted != 0 || data[1].permitted != 0) {
-                                if (errno == 0)
-                                        errno = EPERM;
+                        if (errno != EPERM)
                                 return -STAGE_BOUNDING_SET;
-                        }
                         break;
                 }
         }
-        memset(data, 0, sizeof(data));
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return -STAGE_AMBIENT;
         if (syscall(SYS_capset, &hdr, data) < 0)
                 return -STAGE_CAPSET;
+        /* Nothing permitted remains (checked: the bounding set may be left as it was). */
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return -STAGE_CAPSET;
+        if (data[0].permitted != 0 || data[1].permitted != 0 || data[0].effective != 0 ||
+            data[1].effective != 0) {
+                errno = EPERM;
+                return -STAGE_CAPSET;
+        }
         return 0;
 }
 

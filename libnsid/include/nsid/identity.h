@@ -109,10 +109,16 @@ NSID_API_WARN_UNUSED int nsid_identity_derive(const uint8_t secret[NSID_ID128_SI
  *     netns) unless flags has NSID_IDENTITY_FOR_NS_REPLACE;
  *  2. the key already recorded in the registry for this very netns (same (dev, ino) and the
  *     same netns cookie in this boot, so a reused inode number is not mistaken for it);
- *  3. the container's own /etc/machine-id (read through proc's root with nsid/file.h), if
- *     proc is given, the file is valid, it is not the host's machine-id and its identity is
- *     not bound to another live netns;
+ *  3. the container's own /etc/machine-id (nsid_proc_read_machine_id(): in a worker, bounded
+ *     by NSID_IDENTITY_READ_TIMEOUT_MS), if proc is given, the file is valid and read in
+ *     time, it is not the host's machine-id and its identity is not bound to another live
+ *     netns (skipped with NSID_IDENTITY_FOR_NS_NO_MACHINE_ID);
  *  4. a new random key (kept in the registry for this netns's lifetime).
+ *
+ * key_source NSID_KEY_MACHINE_ID with key: the container's machine-id as the caller already
+ * read it with nsid_proc_read_machine_id() (32 lowercase hex; proc must be given), e.g. for
+ * many namespaces in parallel: step 3 uses it instead of reading the file again. It is not a
+ * given key: it counts only where step 3 would.
  *
  * registry may be NULL (or fail): derivation does not need it. Then step 2 is skipped, a
  * random key is not persistent, and the result says so (NSID_IDENTITY_UNRECORDED; the
@@ -140,7 +146,12 @@ enum {
 /* flags of nsid_identity_for_ns() */
 enum {
         NSID_IDENTITY_FOR_NS_REPLACE = 1u << 0, /* the given key replaces any recorded one */
+        /* skip step 3 (the caller already tried nsid_proc_read_machine_id() and it failed) */
+        NSID_IDENTITY_FOR_NS_NO_MACHINE_ID = 1u << 1,
 };
+
+/* The bound nsid_identity_for_ns() puts on reading the container's /etc/machine-id. */
+#define NSID_IDENTITY_READ_TIMEOUT_MS 5000
 
 NSID_API_WARN_UNUSED int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SIZE],
                                               nsid_registry *registry, nsid_ns *netns,
@@ -148,6 +159,33 @@ NSID_API_WARN_UNUSED int nsid_identity_for_ns(const uint8_t secret[NSID_ID128_SI
                                               const char *key, nsid_key_source key_source,
                                               const char *name, unsigned flags,
                                               nsid_identity **ret);
+/* The same with the bound on reading the container's /etc/machine-id given (milliseconds,
+ * > 0) instead of NSID_IDENTITY_READ_TIMEOUT_MS. A machine-id that cannot be read in time
+ * (a container whose /etc is on a mount that never answers) is skipped like an unusable
+ * one: a random key is used and nsid_identity_get_machine_id_error() says -ETIMEDOUT. */
+NSID_API_WARN_UNUSED int nsid_identity_for_ns_timeout(const uint8_t secret[NSID_ID128_SIZE],
+                                                      nsid_registry *registry, nsid_ns *netns,
+                                                      const nsid_proc *proc, const char *app,
+                                                      const char *key,
+                                                      nsid_key_source key_source,
+                                                      const char *name, unsigned flags,
+                                                      int timeout_ms, nsid_identity **ret);
+
+/*
+ * Read a container's /etc/machine-id, bounded in time: in a worker (nsid/worker.h) that joins
+ * proc's user and mount namespaces, chroot()s to its root, drops every capability (it reads
+ * with the rights of the container's root, as that root could) and reads the file through
+ * nsid/file.h (4 KiB cap, no FIFOs/devices/procfs, symlinks clamped to the root). The worker
+ * is killed after timeout_ms, so a file on a mount that never answers costs timeout_ms, not a
+ * hang. Its reply is untrusted and parsed here with nsid_machine_id_parse().
+ *
+ * Errors: -ETIMEDOUT (not read in time: a hung mount), -ENOMEDIUM (empty or "uninitialized"),
+ * -EINVAL (malformed), the errors of nsid/file.h (-ENOENT, -ENXIO, -ELOOP, -EMEDIUMTYPE,
+ * -EFBIG, -EACCES...), -ESRCH (the process exited), -EPROTO (the worker died), and the
+ * worker's setup errors (e.g. -EPERM from setns() without privilege).
+ */
+NSID_API_WARN_UNUSED int nsid_proc_read_machine_id(const nsid_proc *proc, int timeout_ms,
+                                                   uint8_t ret[NSID_ID128_SIZE]);
 
 nsid_identity *nsid_identity_ref(nsid_identity *id);
 nsid_identity *nsid_identity_unref(nsid_identity *id);
@@ -161,6 +199,9 @@ unsigned nsid_identity_get_flags(const nsid_identity *id);
 int nsid_identity_get_registry_error(const nsid_identity *id);
 /* The identity recorded for this netns before this call and replaced by it, or NULL. */
 const char *nsid_identity_get_replaced(const nsid_identity *id);
+/* 0, or the negative errno of reading the container's /etc/machine-id when step 3 was tried
+ * and failed (-ETIMEDOUT: not read within the bound; -ENOENT, -ENXIO, -EINVAL...). */
+int nsid_identity_get_machine_id_error(const nsid_identity *id);
 /* The netns the identity was computed for. */
 int nsid_identity_get_netns(const nsid_identity *id, nsid_ns_id *ret);
 /* Remove the registry binding this call created (NSID_IDENTITY_NEW_BINDING), e.g. when the

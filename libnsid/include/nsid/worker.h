@@ -30,7 +30,9 @@ extern "C" {
  * root can neither ptrace the worker nor open its /proc/PID/fd), default signal dispositions
  * and an empty signal mask, fds 0-2 on /dev/null, the reply pipe on fd 3 (reply_fd) and every
  * other fd closed; unless NSID_WORKER_KEEP_CAPS: PR_SET_NO_NEW_PRIVS and every capability
- * dropped (effective, permitted, inheritable, bounding set, ambient).
+ * dropped (effective, permitted, inheritable, ambient, and the bounding set where the worker
+ * holds CAP_SETPCAP: without it no_new_privs and the empty permitted set leave nothing to
+ * gain).
  *
  * fn writes its reply to reply_fd and returns 0 or a negative errno (-1 .. -254); that value
  * is returned to the caller exactly. The parent reads at most max_reply bytes (more: the
