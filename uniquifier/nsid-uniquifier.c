@@ -29,6 +29,7 @@
 #include <nsid/ns.h>
 #include <nsid/registry.h>
 
+#include "caps.h"
 #include "oci-state.h"
 
 #ifndef NSID_VERSION
@@ -177,6 +178,25 @@ static void ctx_done(ctx *c) {
         explicit_bzero(c->secret, sizeof(c->secret));
 }
 
+/* The registry's binding of netns in this boot (0 and *ret filled; -ENOENT if none). */
+static int lookup_binding(nsid_registry *reg, nsid_ns *netns, nsid_registry_entry *ret) {
+        char boot_id[37];
+        uint64_t cookie;
+        nsid_ns_id id;
+        int r;
+
+        if (!reg)
+                return -ENOENT;
+        r = nsid_boot_id(boot_id);
+        if (r >= 0)
+                r = nsid_netns_get_cookie(netns, &cookie);
+        if (r >= 0)
+                r = nsid_ns_get_id(netns, &id);
+        if (r < 0)
+                return r;
+        return nsid_registry_lookup_netns(reg, arg.app, &id, boot_id, cookie, ret);
+}
+
 /* ---- set one netns ---- */
 
 typedef enum set_state {
@@ -203,6 +223,7 @@ typedef struct set_result {
         nsid_key_source source;
         unsigned id_flags;
         int error;
+        int mid_error; /* reading the container's /etc/machine-id failed: -ETIMEDOUT... */
         char why[256];
 } set_result;
 
@@ -229,18 +250,29 @@ typedef struct set_job {
  * Returns false when there is nothing to apply (res says why). */
 static bool set_prepare(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *key,
                         nsid_key_source key_source, const char *name, unsigned flags,
-                        int known_nfs, set_job *job, set_result *res) {
+                        int known_nfs, int mid_error, const char *mid_hex, set_job *job,
+                        set_result *res) {
         nsid_ns_id nsid = {};
+        unsigned id_flags = 0;
         int r;
 
         *res = (set_result) { .state = ST_FAILED, .source = NSID_KEY_AUTO };
         *job = (set_job) { .netns = netns, .flags = flags, .r = -EINVAL };
         (void) nsid_ns_get_id(netns, &nsid);
 
-        r = nsid_identity_for_ns(c->secret, c->reg, netns, proc, arg.app, key,
-                                 key ? key_source : NSID_KEY_AUTO, name,
-                                 (flags & SET_REPLACE_KEY) ? NSID_IDENTITY_FOR_NS_REPLACE : 0,
-                                 &job->id);
+        if (flags & SET_REPLACE_KEY)
+                id_flags |= NSID_IDENTITY_FOR_NS_REPLACE;
+        /* reconcile read the machine-id already (in parallel) and failed: not again */
+        if (mid_error < 0)
+                id_flags |= NSID_IDENTITY_FOR_NS_NO_MACHINE_ID;
+        /* reconcile read the machine-id already (in parallel): handed over, not read again */
+        if (!key && mid_hex && proc) {
+                key = mid_hex;
+                key_source = NSID_KEY_MACHINE_ID;
+        } else if (!key)
+                key_source = NSID_KEY_AUTO;
+        r = nsid_identity_for_ns_timeout(c->secret, c->reg, netns, proc, arg.app, key,
+                                         key_source, name, id_flags, arg.timeout_ms, &job->id);
         if (r < 0) {
                 res->error = r;
                 if (r == -EADDRINUSE)
@@ -255,6 +287,15 @@ static bool set_prepare(ctx *c, nsid_ns *netns, const nsid_proc *proc, const cha
         snprintf(res->identity, sizeof(res->identity), "%s", nsid_identity_get_string(job->id));
         res->source = nsid_identity_get_source(job->id);
         res->id_flags = nsid_identity_get_flags(job->id);
+        res->mid_error = mid_error < 0 ? mid_error : nsid_identity_get_machine_id_error(job->id);
+        /* A container whose machine-id cannot be read in time (its /etc on a mount that does
+         * not answer) costs its own netns the bound, and gets a random key: unique, though
+         * not stable across restarts. Said loudly; other failures (no file...) are normal. */
+        if (res->mid_error == -ETIMEDOUT && res->source == NSID_KEY_RANDOM)
+                snprintf(res->why, sizeof(res->why),
+                         "the container's /etc/machine-id was not read within %d ms (a mount "
+                         "that does not answer?); a random key is used",
+                         arg.timeout_ms);
 
         job->has_nfs = known_nfs >= 0 ? known_nfs : nsid_netns_has_nfs_mounts(&nsid);
         /* nsid may replace what it set itself from a lower-priority key, but not under
@@ -317,7 +358,8 @@ static void set_one(ctx *c, nsid_ns *netns, const nsid_proc *proc, const char *k
                     set_result *res) {
         set_job job;
 
-        if (!set_prepare(c, netns, proc, key, key_source, name, flags, known_nfs, &job, res))
+        if (!set_prepare(c, netns, proc, key, key_source, name, flags, known_nfs, 0, NULL, &job,
+                         res))
                 return;
         set_apply(&job);
         set_finish(c, &job, res);
@@ -356,7 +398,7 @@ static void print_set_result(const nsid_ns_id *nsid, pid_t pid, const set_result
                        state_words[res->state]);
         if (res->why[0] && !arg.quiet)
                 errorf("netns %" PRIu64 ": %s", nsid->ino, res->why);
-        if (res->id_flags & NSID_IDENTITY_KEPT_EXISTING && !arg.quiet)
+        if (res->id_flags & NSID_IDENTITY_KEPT_EXISTING && res->state != ST_FAILED && !arg.quiet)
                 errorf("netns %" PRIu64 ": kept the identity recorded for this netns (its key "
                        "ranks the same or higher); --replace-key to change it",
                        nsid->ino);
@@ -542,6 +584,7 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
         nsid_ns *netns = NULL;
         nsid_ns_id nsid = {}, init;
         set_result res;
+        set_job job;
         ctx c;
         int r;
 
@@ -569,7 +612,34 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
                 nsid_proc_unref(proc);
                 return EXIT_FAIL;
         }
-        set_one(&c, netns, proc, key, ks, name, 0, -1, &res);
+        if (set_prepare(&c, netns, proc, key, ks, name, 0, -1, 0, NULL, &job, &res)) {
+                /* The given key lost to the one recorded for this netns. A pod's second
+                 * container (its own process in the pod's netns) is fine: it shares the pod's
+                 * identity. But when the pid is the very process recorded for the other
+                 * container's key, the runtime handed us another container's pid: this
+                 * container's own netns would get nothing and it would start sharing the
+                 * host's NFS identity. Refuse, so the runtime does not start it. */
+                nsid_registry_entry e = {};
+                if ((res.id_flags & NSID_IDENTITY_KEPT_EXISTING) &&
+                    lookup_binding(c.reg, netns, &e) >= 0 && e.pid == pid && e.key &&
+                    strcmp(e.key, key) != 0) {
+                        res.state = ST_FAILED;
+                        res.error = -EADDRINUSE;
+                        res.identity[0] = '\0';
+                        res.source = NSID_KEY_AUTO;
+                        snprintf(res.why, sizeof(res.why),
+                                 "pid %d is the process of container %s, recorded when its %s "
+                                 "key was bound to this network namespace: the runtime handed "
+                                 "this hook another container's pid",
+                                 (int) pid, e.name ? e.name : "(unnamed)",
+                                 nsid_key_source_to_string(e.source) ?: "recorded");
+                        job.id = nsid_identity_unref(job.id);
+                } else {
+                        set_apply(&job);
+                        set_finish(&c, &job, &res);
+                }
+                nsid_registry_entry_done(&e);
+        }
         print_set_result(&nsid, pid, &res);
         if (res.state == ST_FAILED)
                 errorf("%s %s: failed; the container must not start with a shared NFS identity",
@@ -673,12 +743,19 @@ typedef struct row {
         set_result res;
         int get_r;
         char *get_ident;
+        bool want_set; /* reconcile: this netns is to be set */
+        bool need_mid; /* no key recorded: its /etc/machine-id is read first (in parallel) */
+        int mid_r;
+        char mid_hex[NSID_IDENTITY_STRING_SIZE];
 } row;
 
-/* The parallel phase: each thread takes the next row and runs its worker. */
+/* The parallel phases: each thread takes the next row and runs its worker. */
+enum { PHASE_MACHINE_ID, PHASE_APPLY };
+
 typedef struct pool {
         row *rows;
         size_t n;
+        int phase;
         size_t next; /* atomic */
 } pool;
 
@@ -692,7 +769,24 @@ static void *pool_thread(void *userdata) {
                 if (i >= p->n)
                         return NULL;
                 w = &p->rows[i];
-                if (w->job_kind == JOB_SET)
+                if (p->phase == PHASE_MACHINE_ID) {
+                        /* Bounded (a worker, killed after --timeout): a container whose /etc
+                         * never answers costs its own row the bound, not the others. The
+                         * result (or the failure) is handed to set_prepare. */
+                        static const char hex[] = "0123456789abcdef";
+                        uint8_t mid[NSID_ID128_SIZE];
+                        if (w->need_mid)
+                                w->mid_r = nsid_proc_read_machine_id(w->proc, arg.timeout_ms,
+                                                                     mid);
+                        if (w->need_mid && w->mid_r == 0) {
+                                for (size_t k = 0; k < NSID_ID128_SIZE; k++) {
+                                        w->mid_hex[2 * k] = hex[mid[k] >> 4];
+                                        w->mid_hex[2 * k + 1] = hex[mid[k] & 15];
+                                }
+                                w->mid_hex[32] = '\0';
+                        }
+                        explicit_bzero(mid, sizeof(mid));
+                } else if (w->job_kind == JOB_SET)
                         set_apply(&w->job);
                 else if (w->job_kind == JOB_GET)
                         w->get_r = nsid_nfs_client_get_identifier(w->netns, arg.timeout_ms,
@@ -701,8 +795,8 @@ static void *pool_thread(void *userdata) {
 }
 
 /* Up to 4 workers per CPU in flight (they mostly wait on the kernel), at most 32. */
-static void pool_run(row *rows, size_t n) {
-        pool p = { .rows = rows, .n = n };
+static void pool_run(row *rows, size_t n, int phase) {
+        pool p = { .rows = rows, .n = n, .phase = phase };
         pthread_t t[32];
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         size_t k = (size_t) (cpus > 0 ? cpus : 1) * 4, started = 0;
@@ -740,18 +834,12 @@ static int scan_live(const nsid_registry_entry *e, void *userdata) {
 
 static const char *registry_source_of(nsid_registry *reg, nsid_ns *netns, const char *identifier,
                                       nsid_key_source *ret) {
-        char boot_id[37];
-        uint64_t cookie;
         nsid_registry_entry e = {};
-        nsid_ns_id id;
         const char *s = NULL;
 
         if (!reg || !identifier[0])
                 return NULL;
-        if (nsid_boot_id(boot_id) < 0 || nsid_netns_get_cookie(netns, &cookie) < 0 ||
-            nsid_ns_get_id(netns, &id) < 0)
-                return NULL;
-        if (nsid_registry_lookup_netns(reg, arg.app, &id, boot_id, cookie, &e) < 0)
+        if (lookup_binding(reg, netns, &e) < 0)
                 return NULL;
         if (strcmp(e.identity, identifier) == 0) {
                 s = nsid_key_source_to_string(e.source);
@@ -909,7 +997,7 @@ static int scan_once(int mode, bool dry_run) {
         nsid_netns_info *v = NULL;
         row *rows = NULL;
         size_t n = 0;
-        bool failed = false, problems = false;
+        bool failed = false, problems = false, need_mid = false;
         ctx c;
         int r;
 
@@ -930,9 +1018,10 @@ static int scan_once(int mode, bool dry_run) {
                 return EXIT_FAIL;
         }
 
-        /* 1. open every netns; pick and record identities (sequential: the registry) */
+        /* 1. open every netns; which ones have no key recorded yet */
         for (size_t i = 0; i < n; i++) {
                 row *w = &rows[i];
+                nsid_registry_entry e = {};
 
                 w->info = &v[i];
                 r = nsid_netns_info_open(&v[i], &w->netns, &w->proc);
@@ -941,22 +1030,41 @@ static int scan_once(int mode, bool dry_run) {
                         continue;
                 }
                 if (mode == MODE_RECONCILE && (!v[i].initial || arg.include_host)) {
+                        w->want_set = true;
+                        w->need_mid = w->proc && lookup_binding(c.reg, w->netns, &e) < 0;
+                        if (w->need_mid)
+                                need_mid = true;
+                        nsid_registry_entry_done(&e);
+                } else
+                        w->job_kind = JOB_GET;
+        }
+
+        /* 2. their machine-ids, many at a time, each bounded */
+        if (need_mid)
+                pool_run(rows, n, PHASE_MACHINE_ID);
+
+        /* 3. pick and record identities (sequential: the registry) */
+        for (size_t i = 0; i < n; i++) {
+                row *w = &rows[i];
+
+                if (w->want_set) {
                         if (set_prepare(&c, w->netns, w->proc, NULL, NSID_KEY_AUTO, NULL,
-                                        dry_run ? SET_DRY_RUN : 0, v[i].nfs_mounted, &w->job,
-                                        &w->res))
+                                        dry_run ? SET_DRY_RUN : 0, v[i].nfs_mounted,
+                                        w->need_mid && w->mid_r < 0 ? w->mid_r : 0,
+                                        w->need_mid && w->mid_r == 0 ? w->mid_hex : NULL,
+                                        &w->job, &w->res))
                                 w->job_kind = JOB_SET;
                         else {
                                 snprintf(w->state, sizeof(w->state), "failed: %s", w->res.why);
                                 failed = true;
                         }
-                } else
-                        w->job_kind = JOB_GET;
+                }
         }
 
-        /* 2. the workers, many at a time */
-        pool_run(rows, n);
+        /* 4. the identifier workers, many at a time */
+        pool_run(rows, n, PHASE_APPLY);
 
-        /* 3. results (sequential: the registry) */
+        /* 5. results (sequential: the registry) */
         for (size_t i = 0; i < n; i++) {
                 row *w = &rows[i];
                 nsid_key_source src;
@@ -1000,6 +1108,18 @@ static int scan_once(int mode, bool dry_run) {
                                 snprintf(w->state, sizeof(w->state), "failed: %s", res->why);
                                 w->have_identifier = false;
                                 failed = true;
+                        }
+                        if (res->mid_error == -ETIMEDOUT && res->source == NSID_KEY_RANDOM &&
+                            res->state != ST_FAILED) {
+                                char note[96];
+                                snprintf(note, sizeof(note),
+                                         "; /etc/machine-id not read within %d ms: random key",
+                                         arg.timeout_ms);
+                                strncat(w->state, note,
+                                        sizeof(w->state) - strlen(w->state) - 1);
+                                if (!arg.quiet)
+                                        errorf("netns %" PRIu64 " (pid %d): %s", w->info->id.ino,
+                                               (int) w->info->pid, res->why);
                         }
                 } else if (w->job_kind == JOB_GET) {
                         if (w->get_r == -ENOENT) {
@@ -1087,6 +1207,38 @@ static int scan_once(int mode, bool dry_run) {
         return failed ? EXIT_FAIL : EXIT_OK;
 }
 
+/*
+ * The capabilities a command keeps; every other one is dropped before the command reads any
+ * input (the OCI state on stdin included), see nsid-uniquifier(8), CAPABILITIES:
+ *  CAP_SYS_ADMIN     setns() into other namespaces (workers, netns cookies), a private sysfs
+ *                    of the target netns (fsopen/fsmount) to reach its identifier;
+ *  CAP_SYS_PTRACE    /proc/PID/ns/net and /proc/PID/root of other users' processes;
+ *  CAP_SYS_CHROOT    the machine-id worker joins a container's mount namespace and chroot()s
+ *                    to its root (not needed by list/check, which read no container file);
+ *  CAP_DAC_OVERRIDE  writing the identifier of a netns owned by a container's user namespace
+ *                    (its sysfs files belong to that namespace's root); not for list/check.
+ */
+static int restrict_privileges(const char *cmd) {
+        static const cap_value_t writer[] = { CAP_DAC_OVERRIDE, CAP_SYS_CHROOT, CAP_SYS_PTRACE,
+                                              CAP_SYS_ADMIN };
+        static const cap_value_t reader[] = { CAP_SYS_PTRACE, CAP_SYS_ADMIN };
+        bool ro = strcmp(cmd, "list") == 0 || strcmp(cmd, "check") == 0;
+        char *text = NULL;
+        int r;
+
+        r = caps_restrict(ro ? reader : writer, ro ? 2 : 4, &text);
+        if (r < 0) {
+                errorf("cannot drop capabilities: %s", strerror(-r));
+                return r;
+        }
+        if (arg.verbose)
+                errorf("capabilities kept: %s", text && *text && strcmp(text, "=") != 0
+                                                        ? text
+                                                        : "none");
+        free(text);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "app", required_argument, NULL, 'a' },
@@ -1171,6 +1323,12 @@ int main(int argc, char **argv) {
         cmd = argv[optind];
         argc -= optind;
         argv += optind;
+
+        if (strcmp(cmd, "set") == 0 || strcmp(cmd, "oci-hook") == 0 ||
+            strcmp(cmd, "lxc-hook") == 0 || strcmp(cmd, "reconcile") == 0 ||
+            strcmp(cmd, "list") == 0 || strcmp(cmd, "check") == 0)
+                if (restrict_privileges(cmd) < 0)
+                        return EXIT_FAIL;
 
         if (strcmp(cmd, "set") == 0)
                 return cmd_set(argc, argv);
