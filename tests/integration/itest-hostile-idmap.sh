@@ -182,6 +182,22 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
         bgpids+=("$hung")
         for i in $(seq 100); do [ -e "$T/fuse-ready" ] && break; sleep 0.05; done
         [ -e "$T/fuse-ready" ] && pass "hung FUSE mounted in the container" || fail "FUSE mount failed"
+        # the helper and its worker while the worker hangs: only CAP_SYS_ADMIN,
+        # CAP_SYS_CHROOT and CAP_SYS_PTRACE (0x2c0000, needed to join the requester's mount
+        # namespace and root), no_new_privs
+        sleep 0.3
+        capsl="" ncaps=0 badcaps=0
+        want="CapPrm: 00000000002c0000 CapEff: 00000000002c0000 NoNewPrivs: 1 "
+        for hp in $(pgrep -x nsid-idmap || true); do
+                c=$(grep -E '^(CapPrm|CapEff|NoNewPrivs):' "/proc/$hp/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ' ')
+                [ -n "$c" ] || continue # (gone meanwhile)
+                capsl+="[pid $hp] $c"
+                ncaps=$((ncaps + 1))
+                [ "$c" = "$want" ] || badcaps=$((badcaps + 1))
+        done
+        [ "$ncaps" -ge 1 ] && [ "$badcaps" = 0 ] &&
+                pass "helper and worker keep only SYS_ADMIN, SYS_CHROOT, SYS_PTRACE: $capsl" ||
+                fail "capabilities of the helper/worker while the worker hangs: '$capsl'"
         # meanwhile another requester (the host) is served
         r=$(keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"' _ "$P:user:0" 2>/dev/null | grep -v '^Joined')
         [ "$r" = "root@example.test" ] && pass "the host is served while the container's files hang" ||

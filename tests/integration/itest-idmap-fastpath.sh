@@ -57,9 +57,26 @@ case "$r" in ERR:*) pass "daemon: unknown id -> negative ($r)" ;; *) fail "daemo
 # Stopped daemon: connect succeeds (listen backlog), no reply: bounded wait, then fallback.
 kill -STOP "$DPID"
 start=$(date +%s%N)
-r=$(req gid:bin@example.test)
+req gid:bin@example.test >"$T/stopped-out" &
+rp=$!
+# While the helper waits for the stopped daemon it must hold no capability any more
+# (dropped once the requester is known, before the daemon is asked).
+caps=""
+for i in $(seq 100); do
+        hp=$( (pgrep -f -- "--test-user-prefix=$P:.* $P:gid:bin@example.test" || true) | head -n 1)
+        if [ -n "$hp" ]; then
+                caps=$(grep -E '^(CapPrm|CapEff|NoNewPrivs):' "/proc/$hp/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ' ')
+                [ -n "$caps" ] && break
+        fi
+        sleep 0.01
+done
+wait "$rp"
+r=$(cat "$T/stopped-out")
 ms=$((($(date +%s%N) - start) / 1000000))
 kill -CONT "$DPID"
+[ "$caps" = "CapPrm: 0000000000000000 CapEff: 0000000000000000 NoNewPrivs: 1 " ] &&
+        pass "the helper waiting for the daemon holds no capability: $caps" ||
+        fail "the helper's capabilities while it waits for the daemon: '$caps'"
 expect "stopped daemon: gid:bin" "$r" "2~"
 grep -q "nsid-idmapd at $S not used (no answer in time); resolving here" "$T/log" && pass "stopped daemon: log says so" || fail "no fallback log line"
 [ "$ms" -ge 300 ] && [ "$ms" -lt 3000 ] && pass "stopped daemon: answered after ${ms} ms (bound 300 ms)" || fail "stopped daemon: ${ms} ms"
