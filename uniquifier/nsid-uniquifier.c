@@ -849,6 +849,20 @@ static const char *registry_source_of(nsid_registry *reg, nsid_ns *netns, const 
         return s;
 }
 
+/* A container chooses its processes' comm (PR_SET_NAME) and, with a delegated cgroup, names in
+ * its cgroup path: shown in the table with control and non-ASCII bytes as '?', so they cannot
+ * move the cursor or rewrite an admin's terminal. (JSON output escapes them itself.) */
+static const char *shown(const char *s, char *buf, size_t size) {
+        size_t i = 0;
+
+        if (!s)
+                return "-";
+        for (; s[i] && i + 1 < size; i++)
+                buf[i] = (unsigned char) s[i] < 0x20 || (unsigned char) s[i] > 0x7e ? '?' : s[i];
+        buf[i] = '\0';
+        return buf;
+}
+
 static void print_table(row *rows, size_t n) {
         if (arg.json) {
                 json_object *a = json_object_new_array();
@@ -891,13 +905,12 @@ static void print_table(row *rows, size_t n) {
                "IDENTIFIER", "SOURCE", "STATE");
         for (size_t i = 0; i < n; i++) {
                 row *w = &rows[i];
-                char pid[16];
-                const char *cg = w->info->cgroup ? w->info->cgroup
-                                 : w->info->path ? w->info->path
-                                                 : "-";
+                char pid[16], comm[64], cgb[4096];
+                const char *cg = shown(w->info->cgroup ? w->info->cgroup : w->info->path,
+                                       cgb, sizeof(cgb));
                 snprintf(pid, sizeof(pid), "%d", (int) w->info->pid);
                 printf("%-11" PRIu64 " %-8s %-16s %-32s %-32s %-12s %s\n", w->info->id.ino,
-                       w->info->pid ? pid : "-", w->info->comm ? w->info->comm : "-", cg,
+                       w->info->pid ? pid : "-", shown(w->info->comm, comm, sizeof(comm)), cg,
                        !w->have_identifier   ? "?"
                        : w->identifier[0] ? w->identifier
                                           : "(null)",

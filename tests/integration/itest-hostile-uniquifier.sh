@@ -171,6 +171,19 @@ fi
 grep -q "capabilities kept: cap_sys_ptrace,cap_sys_admin=ep" "$T/list.out" &&
     ok "list keeps cap_sys_ptrace,cap_sys_admin only" || not_ok "list: $(grep capabilities "$T/list.out")"
 
+# --- a process name with terminal escapes: never printed raw by list ---------------------
+unshare -n python3 -c 'import time; open("/proc/self/comm", "wb").write(b"\x1b[2J\x1b]0;pwn\x07"); time.sleep(100000)' </dev/null >/dev/null 2>&1 &
+esc=$!; echo "$esc" >>"$T/holders"
+for _ in $(seq 100); do grep -q pwn "/proc/$esc/comm" 2>/dev/null && break; sleep 0.05; done
+"$U" list >"$T/esc.out" 2>&1
+ino=$(netns_ino "$esc")
+if ! grep -q $'\x1b' "$T/esc.out" && ! grep -q $'\x07' "$T/esc.out" && grep -q "^$ino .*?\[2J?\]0;pwn?" "$T/esc.out"; then
+    ok "list shows a comm with terminal escapes as '?[2J?]0;pwn?', no control byte reaches the terminal"
+else
+    not_ok "list with an escape-sequence comm: $(grep -a "^$ino " "$T/esc.out" | od -c | head -3)"
+fi
+kill -9 "$esc" 2>/dev/null
+
 # --- /etc on a FUSE mount that never answers ---------------------------------------------
 # The machine-id is read in a worker killed after --timeout (libnsid
 # nsid_proc_read_machine_id): a hung container costs its own netns the bound (a random key

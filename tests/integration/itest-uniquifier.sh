@@ -241,9 +241,20 @@ h3=$(hold)
 out=$(state oci-ctr-3 "$h3" '"org.nsid.key":"tenant-7/db2"' | "$U" oci-hook --no-annotation-key 2>"$T/err"); rc=$?
 check "oci-hook --no-annotation-key: the container id is the key" [ "$rc" = 0 -a "${out#* }" = "container-id set" ]
 check "... and says the annotation was ignored" grep -q "annotations ignored" "$T/err"
-out=$(state oci-ctr-1b "$h" | "$U" oci-hook); rc=$?
+# a pod: the second container is its own process in the pod's netns
+nsenter -t "$h" -n sleep 100000 </dev/null >/dev/null 2>&1 &
+h1b=$!; echo "$h1b" >> "$T/holders"; sleep 0.1
+out=$(state oci-ctr-1b "$h1b" | "$U" oci-hook); rc=$?
 check "oci-hook: second container in the same (pod) netns keeps the pod's identity" \
     [ "$rc" = 0 -a "$(fake_of "$h")" = "$exp" ]
+check "... and the binding still names the pod's first container and its process" \
+    [ "$(q "SELECT name || ' ' || pid FROM bindings WHERE identity = '$exp'")" = "oci-ctr-1 $h" ]
+kill -9 "$h1b" 2>/dev/null; wait "$h1b" 2>/dev/null # (a later `wait` waits for every child)
+# the runtime handing a hook the first container's own pid under another id: refused loudly
+err=$(state oci-ctr-1c "$h" | "$U" oci-hook 2>&1 >/dev/null); rc=$?
+check "oci-hook with another container's own pid fails (exit 1), its identity untouched" \
+    [ "$rc" = 1 -a "$(fake_of "$h")" = "$exp" ]
+check "... saying so" grep -q "pid $h is the process of container oci-ctr-1, recorded when its container-id key was bound" <<<"$err"
 hostile() { # hostile DESC EXPECTED_MSG  (stdin: input)
     local d=$1 m=$2 err rc
     err=$("$U" --timeout 2000 oci-hook 2>&1 >/dev/null); rc=$?
@@ -301,7 +312,11 @@ check "reconcile leaves the host netns alone" grep -q "unset (host)\|(host)" "$T
 ia=$(stat -L -c %i /run/netns/nsid-itest-a-$$)
 check "ip-netns identifier file written" [ -s "$T/fake/$ia" ]
 "$U" -q reconcile > "$T/rec2"
-check "second reconcile sets nothing" [ "$(grep -c 'set now' "$T/rec2")" = 0 ]
+# (other test runs on this host may create namespaces meanwhile: only ours count)
+newer=$(grep 'set now' "$T/rec2" | while read -r ino _; do grep -q "^$ino " "$T/rec1" && echo "$ino"; done)
+check "second reconcile sets nothing it saw before" [ -z "$newer" ]
+[ -z "$newer" ] || grep "set now" "$T/rec1" "$T/rec2" | sed 's/^/# /'
+
 "$U" --json list > "$T/list.json"; rc=$?
 check "list --json is valid JSON with every netns" python3 -c "
 import json,sys

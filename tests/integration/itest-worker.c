@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -944,6 +945,59 @@ static void test_unprivileged_caller(void **state) {
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A privileged caller that dropped CAP_SETPCAP itself (nsid-uniquifier does) and some of its
+ * bounding set: the worker cannot shrink the bounding set further, but still ends up with
+ * nothing permitted or effective and no_new_privs. (Before, it failed with -EPERM.) */
+static void test_caller_without_setpcap(void **state) {
+        (void) state;
+        if (geteuid() != 0) {
+                print_message("SKIP: needs root\n");
+                return;
+        }
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                cap_value_t drop[] = { CAP_SETPCAP };
+                char *reply = NULL, bnd[64];
+                cap_t c;
+                if (cap_drop_bound(CAP_SYS_MODULE) < 0)
+                        _exit(2);
+                c = cap_get_proc();
+                if (!c || cap_set_flag(c, CAP_EFFECTIVE, 1, drop, CAP_CLEAR) < 0 ||
+                    cap_set_flag(c, CAP_PERMITTED, 1, drop, CAP_CLEAR) < 0 || cap_set_proc(c) < 0)
+                        _exit(2);
+                cap_free(c);
+                /* the caller's own bounding set, as the worker will show it */
+                FILE *f = fopen("/proc/self/status", "re");
+                char line[256];
+                bnd[0] = 0;
+                while (f && fgets(line, sizeof(line), f))
+                        if (strncmp(line, "CapBnd:", 7) == 0)
+                                snprintf(bnd, sizeof(bnd), "%.*s", (int) strcspn(line, "\n"),
+                                         line);
+                if (f)
+                        fclose(f);
+                int r = nsid_worker_run_ns(NULL, 0, 0, 5000, fn_status, NULL, 4096, &reply,
+                                           NULL);
+                if (r < 0) {
+                        fprintf(stderr, "worker without CAP_SETPCAP: %s\n", strerror(-r));
+                        _exit(3);
+                }
+                if (!strstr(reply, "CapEff:\t0000000000000000") ||
+                    !strstr(reply, "CapPrm:\t0000000000000000") ||
+                    !strstr(reply, "CapInh:\t0000000000000000") ||
+                    !strstr(reply, "NoNewPrivs:\t1") || !bnd[0] || !strstr(reply, bnd)) {
+                        fprintf(stderr, "worker status: %s (caller %s)\n", reply, bnd);
+                        _exit(4);
+                }
+                _exit(0);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Many workers at once from several threads, while other threads allocate: every run gets
  * its own answer, nothing deadlocks, nothing leaks. */
 struct thread_arg {
@@ -1021,6 +1075,7 @@ int main(void) {
                 cmocka_unit_test(test_args),
                 cmocka_unit_test(test_sigchld_ignored),
                 cmocka_unit_test(test_unprivileged_caller),
+                cmocka_unit_test(test_caller_without_setpcap),
                 cmocka_unit_test(test_threads),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
