@@ -185,17 +185,24 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
         # the helper and its worker while the worker hangs: only CAP_SYS_ADMIN,
         # CAP_SYS_CHROOT and CAP_SYS_PTRACE (0x2c0000, needed to join the requester's mount
         # namespace and root), no_new_privs
-        sleep 0.3
         capsl="" ncaps=0 badcaps=0
         want="CapPrm: 00000000002c0000 CapEff: 00000000002c0000 NoNewPrivs: 1 "
-        for hp in $(pgrep -x nsid-idmap || true); do
-                c=$(grep -E '^(CapPrm|CapEff|NoNewPrivs):' "/proc/$hp/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ' ')
-                [ -n "$c" ] || continue # (gone meanwhile)
-                capsl+="[pid $hp] $c"
-                ncaps=$((ncaps + 1))
-                [ "$c" = "$want" ] || badcaps=$((badcaps + 1))
+        # (ours: nsid-idmap processes with our prefix in their command line: the helper and
+        # its worker, a fork of it)
+        for i in $(seq 100); do
+                for hp in $(pgrep -x nsid-idmap || true); do
+                        tr '\0' ' ' <"/proc/$hp/cmdline" 2>/dev/null | grep -q -- "$P:user:0" || continue
+                        c=$(grep -E '^(CapPrm|CapEff|NoNewPrivs):' "/proc/$hp/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ' ')
+                        [ -n "$c" ] || continue # (gone meanwhile)
+                        capsl+="[pid $hp] $c"
+                        ncaps=$((ncaps + 1))
+                        [ "$c" = "$want" ] || badcaps=$((badcaps + 1))
+                done
+                [ "$ncaps" -ge 2 ] && break
+                capsl="" ncaps=0 badcaps=0
+                sleep 0.02
         done
-        [ "$ncaps" -ge 1 ] && [ "$badcaps" = 0 ] &&
+        [ "$ncaps" -ge 2 ] && [ "$badcaps" = 0 ] &&
                 pass "helper and worker keep only SYS_ADMIN, SYS_CHROOT, SYS_PTRACE: $capsl" ||
                 fail "capabilities of the helper/worker while the worker hangs: '$capsl'"
         # meanwhile another requester (the host) is served
@@ -225,9 +232,12 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
                 pass "log: the worker was killed after 1000 ms" || fail "no worker-killed log line: $(tail -n 3 "$T/log")"
         grep -q "did not answer in time; rejected for 5s (EAGAIN)" "$T/log" &&
                 pass "log: rejected with EAGAIN" || fail "no EAGAIN rejection logged: $(tail -n 3 "$T/log")"
-        sleep 0.2
-        left=$(ps -o pid= -C nsid-idmap 2>/dev/null | wc -l)
-        [ "$left" = 0 ] && pass "no helper or worker process left" || fail "$left nsid-idmap processes left: $(ps -o pid,stat,wchan:32,cmd -C nsid-idmap)"
+        for i in $(seq 40); do
+                left=$( (pgrep -f -- "--test-user-prefix=$P:" || true) | wc -l)
+                [ "$left" = 0 ] && break
+                sleep 0.05
+        done
+        [ "$left" = 0 ] && pass "no helper or worker process left" || fail "$left nsid-idmap processes left: $(pgrep -af -- "--test-user-prefix=$P:")"
         kill -9 "$(cat "$T/fuse-pid")" 2>/dev/null
         no_marker "hung FUSE" "$(cat "$T/hung-out")"
 else
