@@ -106,7 +106,8 @@ NSID_API_WARN_UNUSED int nsid_identity_derive(const uint8_t secret[NSID_ID128_SI
  *     registry already records for this very netns a key of the same or a higher priority
  *     (explicit > container-id > machine-id > random): then that recorded key is kept
  *     (NSID_IDENTITY_KEPT_EXISTING; e.g. the second container of a pod sharing the pod's
- *     netns) unless flags has NSID_IDENTITY_FOR_NS_REPLACE;
+ *     netns; the binding keeps its recorded pid and name) unless flags has
+ *     NSID_IDENTITY_FOR_NS_REPLACE;
  *  2. the key already recorded in the registry for this very netns (same (dev, ino) and the
  *     same netns cookie in this boot, so a reused inode number is not mistaken for it);
  *  3. the container's own /etc/machine-id (nsid_proc_read_machine_id(): in a worker, bounded
