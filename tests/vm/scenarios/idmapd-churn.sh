@@ -5,12 +5,13 @@
 # wrong answer.
 #   - knfsd in the guest's initial netns with name mapping on (channels: rpc.idmapd -S); no
 #     request-key rule for id_resolver, so container mounts use their idmap pipe;
-#   - CHURN_TOTAL (50) namespaces in CHURN_ROUNDS rounds (3), each round creating its share
-#     and destroying it: in every round but the last one container with a veth and an NFS
-#     mount (its idmap pipe is served from a private rpc_pipefs the daemon makes in its
-#     netns), in each 3 light containers (unshare: own netns and mount namespace, own
-#     /etc/passwd) and the rest `ip netns add` namespaces (host context; one `ip -batch` per
-#     round). Container i has labalice as uid 5000+i; the server and the host have 1500;
+#   - CHURN_TOTAL (50) namespaces in CHURN_ROUNDS rounds (2), each round creating its share
+#     and destroying it: in the first round CHURN_NFS (2) containers with a veth and an NFS
+#     mount (each idmap pipe is served from a private rpc_pipefs the daemon makes in that
+#     netns), in each round CHURN_LIGHT (3) light containers (unshare: own netns and mount
+#     namespace, own /etc/passwd) and the rest `ip netns add` namespaces (host context; one
+#     `ip -batch` per round). Container i has labalice as uid 5000+i; the server and the host
+#     have 1500;
 #   - meanwhile a client on the control socket asks, in a loop, for labalice in the host,
 #     in every live `ip netns` (by netns inode) and in every live container (by pid), and
 #     checks every answer (a namespace that died meanwhile may answer "no such namespace"
@@ -19,10 +20,10 @@
 # Before and after (all destroyed, the daemon's rescan has forgotten them): the daemon's
 # fds, its fds on rpc_pipefs (private mounts and idmap pipes), its threads, its
 # /proc/PID/mountinfo and the guest's mount table must be back where they were.
-# Sized for TCG: every process start costs 0.1-1 s in the guest (several seconds when the
-# host is loaded) and an NFS container 10-40 s (veth, namespaces, mount); so 2 NFS mounts, 9
-# light containers and 39 `ip netns` made in batches, in 3 rounds (each round's snapshot and
-# destruction cost a few seconds too).
+# Sized for TCG: every process start costs 0.1-1 s in the guest (5-10 s when the host is
+# loaded: seen with 7 guests on 2 cores) and an NFS container 10-80 s (veth, namespaces,
+# mount); 40 `ip netns add` in one `ip -batch` cost 2 s. So 2 NFS mounts, 6 light containers
+# and 42 `ip netns`, in 2 rounds; each round notes its time per phase.
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
@@ -32,8 +33,10 @@ SOCK=$W/idmapd.sock
 LOGS=/lab-out
 [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$W
 mkdir -p "$W"
-ROUNDS=${CHURN_ROUNDS:-3}
+ROUNDS=${CHURN_ROUNDS:-2}
 TOTAL=${CHURN_TOTAL:-50}
+NFS=${CHURN_NFS:-2}       # containers with an NFS mount (first round)
+LIGHT=${CHURN_LIGHT:-3}   # light containers per round
 
 echo "labalice:x:1500:1500::/nonexistent:/usr/sbin/nologin" >> /etc/passwd
 echo "labalice:x:1500:" >> /etc/group
@@ -107,7 +110,7 @@ while not os.path.exists(stop):
     except OSError: lines = []
     for l in lines:
         if l: t, w = l.split(); ask(t, w)
-    time.sleep(0.1)
+    time.sleep(0.3)
 with open(out, "w") as o:
     o.write("%d %d %d %d\n" % (n["ok"], n["gone"], n["failed"], n["wrong"]))
     for w in wrong[:10]: o.write("wrong: " + w + "\n")
@@ -128,57 +131,66 @@ light_start() { # index: a light container (own netns and mount namespace, own p
   unshare --net --mount --propagation private sh -c "mount --bind '$d/passwd' /etc/passwd && : > '$d/ready' && exec sleep infinity" </dev/null >/dev/null 2>&1 &
   echo $! > "$d/pid"
 }
-idx=0 stats_ok=0 stats_bad=0 t_churn=$(lab_ms) created=0 mounted=0 nfs_rounds=0
+idx=0 stats_ok=0 stats_bad=0 t_churn=$(lab_ms) created=0 mounted=0 nfs_made=0
+phase() { local now; now=$(lab_ms); times+=" $1 $((now - t_phase))"; t_phase=$now; }
 for ((round = 1; round <= ROUNDS; round++)); do
-  lights=() nets=() c=""
-  # every other round, one NFS container: its own passwd, registered, mounted; it stats
-  # through its idmap pipe
+  lights=() nets=() nfs=() times="" t_phase=$(lab_ms)
   per=$(( TOTAL / ROUNDS + (round <= TOTAL % ROUNDS ? 1 : 0) ))
-  if [ $round -lt $ROUNDS ]; then
-    idx=$((idx + 1)); c=n$idx; nfs_rounds=$((nfs_rounds + 1))
+  # the NFS containers in the first round: own passwd, registered, mounted; each stats
+  # through its idmap pipe
+  for ((k = 0; round == 1 && k < NFS; k++)); do
+    idx=$((idx + 1)); c=n$idx; nfs_made=$((nfs_made + 1))
     sed_user $((5000 + idx)) > "$W/passwd-$c"
     if container_create "$c" --passwd "$W/passwd-$c" >/dev/null 2>&1 &&
        "$NSIDD" --socket="$SOCK" --ctl="register $(container_pid "$c")" >/dev/null &&
        container_mount "$c" vers=4.2; then
-      created=$((created + 1)) mounted=$((mounted + 1))
+      created=$((created + 1)) mounted=$((mounted + 1)) nfs+=("$c")
       LIVE[pid:$(container_pid "$c")]=$((5000 + idx))
     else
       note "round $round: NFS container $c failed"
     fi
-  fi
-  for _ in 1 2 3; do idx=$((idx + 1)); light_start $idx; lights+=($idx); done
-  # the rest of the round's 10 as `ip netns add` namespaces, made by one ip process
+  done
+  phase nfs
+  for ((k = 0; k < LIGHT; k++)); do idx=$((idx + 1)); light_start $idx; lights+=($idx); done
+  # the rest of the round's share as `ip netns add` namespaces, made by one ip process
   batch=""
-  for ((k = ${#lights[@]} + (${#c} > 0 ? 1 : 0); k < per; k++)); do
+  for ((k = ${#lights[@]} + (round == 1 ? NFS : 0); k < per; k++)); do
     idx=$((idx + 1)); nets+=("churn$idx"); batch+="netns add churn$idx"$'\n'
   done
   printf '%s' "$batch" | ip -batch - || note "round $round: ip netns add failed"
+  phase ip
   for i in "${lights[@]}"; do
-    wait_for 20 test -e "$W/l$i/ready" && { LIVE[pid:$(<"$W/l$i/pid")]=$((5000 + i)); created=$((created + 1)); }
+    wait_for 30 test -e "$W/l$i/ready" && { LIVE[pid:$(<"$W/l$i/pid")]=$((5000 + i)); created=$((created + 1)); }
   done
+  phase light
   for n in "${nets[@]}"; do
     ino=$(stat -L -c %i "/run/netns/$n") && { LIVE[netns:$ino]=1500; created=$((created + 1)); }
   done
   live_publish
   [ $round = 1 ] && nfs_server_wait_grace
-  if [ -n "$c" ] && [ -n "$(container_pid "$c")" ]; then
-    u=$(timeout 20 nsenter -t "$(container_pid "$c")" -m -u -n stat -c %u /mnt/nfs/f1)
+  for c in "${nfs[@]}"; do
+    u=$(timeout 30 nsenter -t "$(container_pid "$c")" -m -u -n stat -c %u /mnt/nfs/f1)
     if [ "$u" = $((5000 + ${c#n})) ]; then stats_ok=$((stats_ok + 1))
     else stats_bad=$((stats_bad + 1)); note "round $round: $c stat shows '$u', want $((5000 + ${c#n}))"; fi
-  fi
-  wait_for 5 ns_ge $(( ${#LIVE[@]} + 1 ))   # the daemon has found them all
-  note "round $round, all alive: $(snapshot) (+$(( $(lab_ms) - t_churn )) ms)"
+  done
+  phase stat
+  wait_for 10 ns_ge $(( ${#LIVE[@]} + 1 ))   # the daemon has found them all
+  sleep 1   # lookups against them all
+  note "round $round, all $per alive: $(snapshot)"
+  phase snapshot
   # destroy while the client still asks about them (it must get "no such namespace" or a
   # failure, never another namespace's answer); out of its list afterwards
   lpids=()
   for i in "${lights[@]}"; do lpids+=("$(<"$W/l$i/pid")"); done
   kill -9 "${lpids[@]}" 2>/dev/null
   printf 'netns del %s\n' "${nets[@]}" | ip -batch -
-  [ -n "$c" ] && container_destroy "$c"
+  for c in "${nfs[@]}"; do container_destroy "$c"; done
   wait "${lpids[@]}" 2>/dev/null
   sleep 0.5
   LIVE=()
   live_publish
+  phase destroy
+  note "round $round: ms per phase:$times"
 done
 t_churn=$(( $(lab_ms) - t_churn ))
 : > "$W/stop"
@@ -187,7 +199,7 @@ read -r c_ok c_gone c_failed c_wrong < "$W/client.out"
 kill "$CLIENT" 2>/dev/null
 
 check_eq "all $TOTAL namespaces created" "$TOTAL" "$created"
-check_eq "every NFS container saw its own labalice through its pipe" "$nfs_rounds/0" "$stats_ok/$stats_bad"
+check_eq "every NFS container saw its own labalice through its pipe" "$nfs_made/0" "$stats_ok/$stats_bad"
 check "lookups answered during the churn ($c_ok ok, $c_gone gone, $c_failed failed)" test "${c_ok:-0}" -gt "$TOTAL"
 check_eq "no wrong answer during the churn" 0 "${c_wrong:-?}"
 while read -r l; do note "client: $l"; done < <(tail -n +2 "$W/client.out")
