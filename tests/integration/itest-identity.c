@@ -426,6 +426,85 @@ static void test_identity_for_ns(void **state) {
         nsid_registry_unref(reg);
 }
 
+/* nsid_proc_read_machine_id() (the bounded worker) and a machine-id handed over as the key. */
+static void test_machine_id_read(void **state) {
+        static const uint8_t want[16] = { 0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71,
+                                          0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9 };
+        char mid[400], bad[400], expect[33];
+        uint8_t got[16];
+        nsid_proc *p1 = NULL, *p2 = NULL;
+        nsid_ns *n1 = NULL, *n2 = NULL;
+        nsid_identity *a = NULL;
+        pid_t pid1, pid2;
+
+        (void) state;
+        snprintf(mid, sizeof(mid), "%s/mid-read", dir);
+        write_str(mid, "0A1B2C3D4E5F60718293A4B5C6D7E8F9\n");
+        snprintf(bad, sizeof(bad), "%s/mid-bad", dir);
+        write_str(bad, "not a machine id\n");
+        pid1 = spawn_netns(mid);
+        pid2 = spawn_netns(bad);
+        open_pid(pid1, &p1, &n1);
+        open_pid(pid2, &p2, &n2);
+
+        assert_int_equal(nsid_proc_read_machine_id(p1, 5000, got), 0);
+        assert_memory_equal(got, want, 16);
+        assert_int_equal(nsid_proc_read_machine_id(p2, 5000, got), -EINVAL);
+        assert_int_equal(nsid_proc_read_machine_id(p1, 0, got), -EINVAL);
+
+        /* handed over as the key: used as step 3 would, source machine-id */
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n2, p2, NULL,
+                                                      "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                                                      NSID_KEY_MACHINE_ID, NULL, 0, 1000, &a),
+                         0);
+        assert_int_equal(nsid_identity_get_source(a), NSID_KEY_MACHINE_ID);
+        assert_int_equal(nsid_identity_derive(secret, "nfs4", "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                                              expect),
+                         0);
+        assert_string_equal(nsid_identity_get_string(a), expect);
+        a = nsid_identity_unref(a);
+        /* read here: malformed, so random, and the error is kept */
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n2, p2, NULL, NULL,
+                                                      NSID_KEY_AUTO, NULL, 0, 1000, &a),
+                         0);
+        assert_int_equal(nsid_identity_get_source(a), NSID_KEY_RANDOM);
+        assert_int_equal(nsid_identity_get_machine_id_error(a), -EINVAL);
+        a = nsid_identity_unref(a);
+        /* NO_MACHINE_ID: not read at all */
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n1, p1, NULL, NULL,
+                                                      NSID_KEY_AUTO, NULL,
+                                                      NSID_IDENTITY_FOR_NS_NO_MACHINE_ID, 1000,
+                                                      &a),
+                         0);
+        assert_int_equal(nsid_identity_get_source(a), NSID_KEY_RANDOM);
+        assert_int_equal(nsid_identity_get_machine_id_error(a), 0);
+        a = nsid_identity_unref(a);
+        /* a machine-id key must be 32 lowercase hex, nonzero, with a process */
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n1, p1, NULL,
+                                                      "0A1B2C3D4E5F60718293A4B5C6D7E8F9",
+                                                      NSID_KEY_MACHINE_ID, NULL, 0, 1000, &a),
+                         -EINVAL);
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n1, p1, NULL,
+                                                      "00000000000000000000000000000000",
+                                                      NSID_KEY_MACHINE_ID, NULL, 0, 1000, &a),
+                         -EINVAL);
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n1, NULL, NULL,
+                                                      "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                                                      NSID_KEY_MACHINE_ID, NULL, 0, 1000, &a),
+                         -EINVAL);
+        assert_int_equal(nsid_identity_for_ns_timeout(secret, NULL, n1, p1, NULL, NULL,
+                                                      NSID_KEY_AUTO, NULL, 0, 0, &a),
+                         -EINVAL);
+        assert_null(a);
+
+        nsid_ns_unref(n1);
+        nsid_proc_unref(p1);
+        nsid_ns_unref(n2);
+        nsid_proc_unref(p2);
+        reap(pid1);
+        reap(pid2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nfs_client_decisions),
@@ -433,6 +512,7 @@ int main(void) {
                 cmocka_unit_test(test_scan_cookie_live),
                 cmocka_unit_test(test_mountinfo_parser),
                 cmocka_unit_test(test_identity_for_ns),
+                cmocka_unit_test(test_machine_id_read),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
