@@ -1227,19 +1227,19 @@ static int scan_once(int mode, bool dry_run) {
  *                    of the target netns (fsopen/fsmount) to reach its identifier;
  *  CAP_SYS_PTRACE    /proc/PID/ns/net and /proc/PID/root of other users' processes;
  *  CAP_SYS_CHROOT    the machine-id worker joins a container's mount namespace and chroot()s
- *                    to its root (not needed by list/check, which read no container file);
- *  CAP_DAC_OVERRIDE  writing the identifier of a netns owned by a container's user namespace
- *                    (its sysfs files belong to that namespace's root); not for list/check.
+ *                    to its root (not needed by list/check, which read no container file).
+ * No DAC override: the identifier file is owned by the host's root (the kernel's nfs_client
+ * kobject has no per-namespace owner) and mode 0644, the state directory is ours, and
+ * container files are read by the worker as the container's root.
  */
 static int restrict_privileges(const char *cmd) {
-        static const cap_value_t writer[] = { CAP_DAC_OVERRIDE, CAP_SYS_CHROOT, CAP_SYS_PTRACE,
-                                              CAP_SYS_ADMIN };
+        static const cap_value_t writer[] = { CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_SYS_ADMIN };
         static const cap_value_t reader[] = { CAP_SYS_PTRACE, CAP_SYS_ADMIN };
         bool ro = strcmp(cmd, "list") == 0 || strcmp(cmd, "check") == 0;
         char *text = NULL;
         int r;
 
-        r = caps_restrict(ro ? reader : writer, ro ? 2 : 4, &text);
+        r = caps_restrict(ro ? reader : writer, ro ? 2 : 3, &text);
         if (r < 0) {
                 errorf("cannot drop capabilities: %s", strerror(-r));
                 return r;

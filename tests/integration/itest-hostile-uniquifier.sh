@@ -148,7 +148,7 @@ if [ -n "$kt" ]; then
 fi
 
 # --- capabilities: a hook keeps only what it needs, from before it reads stdin ------------
-# kept: CAP_DAC_OVERRIDE (1), CAP_SYS_CHROOT (18), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21)
+# kept: CAP_SYS_CHROOT (18), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21): 0x2c0000
 { sleep 1.5; state slow-ctr "$(ctr slow)"; } | "$U" -v oci-hook >"$T/slow.out" 2>&1 &
 hp=$!
 sleep 0.7
@@ -159,13 +159,13 @@ bnd=$(awk '/^CapBnd/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 amb=$(awk '/^CapAmb/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 nnp=$(awk '/^NoNewPrivs/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 wait "$hp"; rc=$?
-if [ "$eff" = 00000000002c0002 ] && [ "$prm" = 00000000002c0002 ] && [ "$bnd" = 00000000002c0002 ] &&
+if [ "$eff" = 00000000002c0000 ] && [ "$prm" = 00000000002c0000 ] && [ "$bnd" = 00000000002c0000 ] &&
     [ "$inh" = 0000000000000000 ] && [ "$amb" = 0000000000000000 ] && [ "$nnp" = 1 ]; then
-    ok "oci-hook waiting for stdin: CapEff=CapPrm=CapBnd=$eff (dac_override, sys_chroot, sys_ptrace, sys_admin), no inheritable/ambient, NoNewPrivs"
+    ok "oci-hook waiting for stdin: CapEff=CapPrm=CapBnd=$eff (sys_chroot, sys_ptrace, sys_admin), no inheritable/ambient, NoNewPrivs"
 else
     not_ok "oci-hook capabilities: eff=$eff prm=$prm bnd=$bnd inh=$inh amb=$amb nnp=$nnp"
 fi
-[ "$rc" = 0 ] && grep -q "container-id set" "$T/slow.out" && grep -q "capabilities kept: cap_dac_override,cap_sys_chroot,cap_sys_ptrace,cap_sys_admin=ep" "$T/slow.out" &&
+[ "$rc" = 0 ] && grep -q "container-id set" "$T/slow.out" && grep -q "capabilities kept: cap_sys_chroot,cap_sys_ptrace,cap_sys_admin=ep" "$T/slow.out" &&
     ok "... and it still sets the identity with them (-v says what it kept)" || not_ok "slow hook: rc=$rc $(cat "$T/slow.out")"
 "$U" -v list >"$T/list.out" 2>&1
 grep -q "capabilities kept: cap_sys_ptrace,cap_sys_admin=ep" "$T/list.out" &&
