@@ -39,6 +39,7 @@ const char *col(color c) {
         return escapes[c];
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vmsg(const char *prefix, const char *fmt, va_list ap) {
         fprintf(stderr, "%s: %s", program, prefix);
         vfprintf(stderr, fmt, ap);

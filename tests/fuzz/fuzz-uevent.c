@@ -59,6 +59,7 @@ static ssize_t fake_recv(int fd, void *buf, size_t len, int flags) {
         memcpy(buf, fuzz_data, k);
         return (ssize_t) k;
 }
+__attribute__((format(printf, 1, 2)))
 static int fake_printf(const char *fmt, ...) {
         char out[32768];
         va_list ap;
