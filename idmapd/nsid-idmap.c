@@ -242,11 +242,13 @@ int main(int argc, char **argv) {
                 return idmap_admin_invalidate(&o, name, inval_uid, inval_gid);
         }
 
-        /* Upcalls: requester discovery reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
+        /* Upcalls: requester discovery opens /proc/keys as nobody (CAP_SETUID, dropped right
+         * after) and reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
          * the requester-context worker (and the dns helper's, for hosts and resolv.conf)
          * joins its mount namespace and root (CAP_SYS_ADMIN, CAP_SYS_CHROOT); the dns helper
          * joins its network namespace (CAP_SYS_ADMIN). Dropped as soon as each step is done. */
-        r = caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
+        r = caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE) |
+                      CAPBIT(CAP_SETUID));
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 

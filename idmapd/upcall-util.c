@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <syslog.h>
@@ -283,6 +284,18 @@ static int proc_keys_find_fast(const char *text, size_t size, int32_t serial,
         return nsid_proc_keys_find(line, len, serial, ret);
 }
 
+static int proc_keys_read_as_nobody(char **ret, size_t *ret_size) {
+        uid_t fsuid = (uid_t) setfsuid(65534);
+        bool changed = (uid_t) setfsuid((uid_t) -1) == 65534;
+        int r = read_host_file("/proc/keys", 64u * 1024 * 1024, ret, ret_size);
+        if (changed)
+                (void) setfsuid(fsuid);
+        if (!changed || r >= 0)
+                return r;
+        /* a kernel or policy that refuses nobody /proc/keys: as ourselves */
+        return read_host_file("/proc/keys", 64u * 1024 * 1024, ret, ret_size);
+}
+
 int requester_find(key_serial_t target, requester *ret) {
         requester r = { .net_initial = -ENODATA, .user_initial = -ENODATA,
                         .mnt_initial = -ENODATA, .mnt_owner_initial = -ENODATA };
@@ -296,10 +309,17 @@ int requester_find(key_serial_t target, requester *ret) {
         r.auth_key = find_auth_key(target);
         if (r.auth_key < 0)
                 return -ENOKEY;
-        /* /proc/keys is the only place the kernel shows the requester's pid. */
-        k = read_host_file("/proc/keys", 64u * 1024 * 1024, &keys, &size);
+        /* /proc/keys is the only place the kernel shows the requester's pid. It shows every
+         * key its opener may view, formatted line by line: as root, the whole .id_resolver
+         * cache and every other root key, a cost growing with the cache at every upcall. It
+         * is opened with the file-system uid of nobody (the opener's credentials decide what
+         * it shows): then it shows the keys we possess, our session keyring with the
+         * .request_key_auth key among them, and hardly anything else. */
+        k = proc_keys_read_as_nobody(&keys, &size);
         if (k < 0)
                 return k;
+        /* (CAP_SETUID was kept only for that) */
+        (void) caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
         k = proc_keys_find_fast(keys, size, r.auth_key, &e);
         if (k >= 0 && strcmp(e.type, ".request_") != 0)
                 k = -EBADMSG;
