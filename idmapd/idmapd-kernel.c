@@ -386,7 +386,7 @@ done:
 void dm_channel_readable(dm_ns *ns, int which) {
         char buf[NSID_NFSD_LINE_MAX + 2];
         dm_pending t = { .origin = DM_ORIGIN_CHANNEL, .channel = which };
-        dm_query q = { .view = ns->kernel_view };
+        dm_query q = { .view = ns->channel_view };
         ssize_t n;
         int r;
 

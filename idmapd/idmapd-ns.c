@@ -52,15 +52,11 @@ static int is_initial_ns(const nsid_proc *p, nsid_ns_type t) {
 
 /* Decide the context of a netns: the host's, or the container's that owns it. */
 static void classify(dm_ns *ns, const nsid_netns_info *info) {
-        nsid_ns *owner = NULL;
         char comm[40] = "";
 
-        ns->kernel_view = DM_VIEW_HOST;
-        if (nsid_ns_get_userns(ns->netns, &owner) >= 0) {
-                if (nsid_ns_is_initial(owner) == 0)
-                        ns->kernel_view = DM_VIEW_NS;
-                nsid_ns_unref(owner);
-        }
+        /* pipes carry host ids, knfsd channels those of the listener creator's user
+         * namespace (doc/kernel-findings.md, "Namespace-local ids on the wire") */
+        dm_kernel_views(ns, &ns->kernel_view, &ns->channel_view);
         if (info && info->comm)
                 snprintf(comm, sizeof(comm), "%.32s", info->comm);
         if (ns->initial) {
