@@ -206,12 +206,16 @@ static int load_config(void) {
  *  - CAP_DAC_OVERRIDE: files owned by a container's own root (a user namespace maps it to
  *    e.g. uid 100000): its passwd, group and idmapd.conf when they are not world-readable,
  *    and the knfsd channels and sysfs files of a netns owned by a user namespace, which
- *    belong to that namespace's root.
+ *    belong to that namespace's root;
+ *  - CAP_SYS_CHROOT: libnsid's worker chroot()s into a container's root to read its
+ *    /etc/machine-id when a new netns gets its identifier (nsid_identity_for_ns); without it
+ *    the read fails and the netns gets a random, unstable key.
  * Everything else goes from the effective, permitted, inheritable, ambient and bounding sets
  * of the process before its first thread exists (capabilities are per thread), and
  * no_new_privs plus the NOROOT securebits keep an exec() from gaining any back.
  */
-static const cap_value_t kept_caps[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE };
+static const cap_value_t kept_caps[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
+                                         CAP_SYS_CHROOT };
 
 static bool cap_is_kept(cap_value_t c) {
         for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)

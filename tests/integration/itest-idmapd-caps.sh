@@ -1,8 +1,9 @@
 #!/bin/bash
 # nsid-idmapd keeps only the capabilities its work needs (issue 7, "Privilege";
-# nsid-idmapd(8), CAPABILITIES): CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE.
+# nsid-idmapd(8), CAPABILITIES): CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
+# CAP_SYS_CHROOT (the machine-id worker; not shown needed here: that needs a new container).
 #  - /proc/PID/status of every thread of the running daemon (the main one, a namespace's
-#    resolver thread): CapEff = CapPrm = CapBnd = those three, CapInh = CapAmb = 0,
+#    resolver thread): CapEff = CapPrm = CapBnd = those four, CapInh = CapAmb = 0,
 #    NoNewPrivs 1; the securebits forbid regaining anything by exec;
 #  - each kept capability is needed, shown by starting the daemon without it (setpriv takes
 #    it out of the bounding set first) and watching the work it does fail:
@@ -86,7 +87,7 @@ start_daemon() { # log-name [wrapper...]
 stop_daemon() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=; }
 decode() { capsh --decode="$1" | sed 's/^0x[0-9a-f]*=//'; }
 status_field() { awk -v k="$2:" '$1 == k {print $2}' "$1"; }
-KEPT="cap_dac_override,cap_sys_ptrace,cap_sys_admin"   # capsh order (by number)
+KEPT="cap_dac_override,cap_sys_chroot,cap_sys_ptrace,cap_sys_admin"   # capsh order (by number)
 
 # --- the daemon as root with every capability -----------------------------------------------
 start_daemon full || { echo "FAIL: daemon did not start"; exit 1; }
@@ -144,7 +145,7 @@ fi
 # --- the systemd unit ---------------------------------------------------------------------
 unit_in=$src/idmapd/nsid-idmapd.service.in
 bset=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit_in")
-want_bset="CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_OVERRIDE"
+want_bset="CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_OVERRIDE CAP_SYS_CHROOT"
 [ "$(echo "$bset" | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(echo "$want_bset" | tr ' ' '\n' | sort | tr '\n' ' ')" ] &&
         pass "unit: CapabilityBoundingSet=$bset" || fail "unit: CapabilityBoundingSet='$bset', want the daemon's list ($want_bset)"
 if command -v systemd-analyze >/dev/null; then
