@@ -305,13 +305,14 @@ static void refresh(dm_resolver *r) {
 static void resolve_container(dm_resolver *r, const dm_query *q, dm_answer *a) {
         int e;
         bool user = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_USER;
-        const nsid_idmap *m = r->map[user ? 0 : 1];
+        const nsid_idmap *m;
 
         e = ensure_loaded(r);
         if (e < 0) {
                 a->error = e == -ENOENT ? -ENOENT : e;
                 return;
         }
+        m = r->map[user ? 0 : 1]; /* loaded by ensure_loaded() on the first query */
         if (dm_now_us() - r->last_refresh_us >= (int64_t) dm_cfg.refresh_interval * 1000000)
                 refresh(r);
 

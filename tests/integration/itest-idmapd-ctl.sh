@@ -8,8 +8,10 @@
 # Checks:
 #  - answers come from each container's own database and domain (two containers, same name,
 #    different uids; the host knows neither), cached ("cache") on the second ask;
-#  - a user-namespaced container: namespace-local ids by default (its netns belongs to its
-#    user namespace), host ids through its uid_map with "host-ids"; unmapped -> overflow id;
+#  - a user-namespaced container: host ids through its uid_map by default (the view of its
+#    idmap pipes) and with "host-ids", namespace-local ids with "ns-ids"; unmapped ->
+#    overflow id; the first query of a container already translates (its maps were loaded
+#    after they were looked at: a first host-view answer came back untranslated);
 #  - editing a container's passwd invalidates its cache; flush;
 #  - a container whose resolution takes too long gets "error 110" at the deadline while the
 #    host keeps answering at once;
@@ -208,10 +210,13 @@ expect "lookup pid:$P1 uid alice@c1.test" "ok 4011 600 resolved"
 
 # --- a user-namespaced container: container uid 1000 is host uid 101000 ---
 start_container u1 -U; PU=$CPID
-expect "lookup pid:$PU uid alice@u1.test" "ok 1000 600 resolved"
-expect "lookup pid:$PU uid alice@u1.test host-ids" "ok 101000 600 resolved"
+# the default is the view of its idmap pipes: host ids (an nfs_client is always made by
+# init-userns creds on these kernels; doc/kernel-findings.md)
+expect "lookup pid:$PU uid alice@u1.test" "ok 101000 600 resolved"
+expect "lookup pid:$PU uid alice@u1.test host-ids" "ok 101000 600 cache"
+expect "lookup pid:$PU uid alice@u1.test ns-ids" "ok 1000 600 resolved"
 expect "lookup pid:$PU uid bob@u1.test ns-ids" "ok 1001 600 resolved"
-expect "lookup pid:$PU user 1000" "ok alice@u1.test 600 resolved"
+expect "lookup pid:$PU user 1000 ns-ids" "ok alice@u1.test 600 resolved"
 expect "lookup pid:$PU user 101000 host-ids" "ok alice@u1.test 600 resolved"
 expect "lookup pid:$PU user 1000 host-ids" "negative 30"  # host uid 1000 is not mapped in it
 # a mapped container id beyond the map -> the overflow id, as from_kuid_munged() does
@@ -232,9 +237,9 @@ PH=$!
 pids+=("$PH")
 for _ in $(seq 250); do [ "$(readlink /proc/$PH/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.02; done
 expect "lookup pid:$PH uid root@host.test host-ids" "ok 0 600 resolved"
-expect "lookup pid:$PH uid root@host.test" "ok $(cat /proc/sys/kernel/overflowuid) 600 resolved"  # host root is not mapped there
+expect "lookup pid:$PH uid root@host.test ns-ids" "ok $(cat /proc/sys/kernel/overflowuid) 600 resolved"  # host root is not mapped there
 expect "lookup pid:$PH user 0 host-ids" "ok root@host.test 600 resolved"
-expect "lookup pid:$PH user 0" "negative 30"   # its root is host uid 100000: no such user on the host
+expect "lookup pid:$PH user 0 ns-ids" "negative 30"   # its root is host uid 100000: no such user on the host
 kill -9 "$PH" "$H"; wait "$PH" "$H" 2>/dev/null || true
 
 # --- a slow container (a 15 MiB passwd to parse): bounded wait, others keep being served ---
