@@ -23,11 +23,14 @@ S=$T/idmapd.sock
 pids=()
 DPID=
 cleanup() {
-        [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-        for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-        wait 2>/dev/null
+        {
+                [ -n "$DPID" ] && kill -9 "$DPID"
+                for p in "${pids[@]}"; do kill -9 "$p"; done
+                wait
+        } 2>/dev/null
         rm -rf "$T"
 }
+# BENCH_DEBUG=1 leaves the daemon, the containers and the directory behind for inspection
 [ -n "${BENCH_DEBUG:-}" ] || trap cleanup EXIT INT TERM
 
 users=$((PER / 4))
