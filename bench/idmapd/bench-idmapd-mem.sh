@@ -70,14 +70,15 @@ rss_start=$(rss)
 
 for i in $(seq 1 "$N"); do
         d=$T/c$i
-        unshare -m -n --propagation private sh -c "
+        # (in a subshell: not a job of this shell, which would report each one killed)
+        (unshare -m -n --propagation private sh -c "
                 mount --bind '$d/passwd' /etc/passwd &&
                 mount --bind '$d/group' /etc/group &&
                 mount --bind '$d/idmapd.conf' /etc/idmapd.conf &&
-                : >'$T/ready/c$i' && exec sleep 100000" </dev/null >/dev/null 2>&1 &
-        pids+=("$!")
+                echo \$\$ >'$T/ready/c$i' && exec sleep 100000" </dev/null >/dev/null 2>&1 &)
 done
 for _ in $(seq 400); do [ "$(ls "$T/ready" | wc -l)" -ge "$N" ] && break; sleep 0.05; done
+for i in $(seq 1 "$N"); do pids+=("$(cat "$T/ready/c$i")"); done
 printf '%s\n' "${pids[@]}" >"$T/pids"
 
 # one question per namespace first: discovery, resolver threads and user databases loaded
