@@ -3,10 +3,10 @@
  * nsid-idmapd: a namespace's answer cache (expiry, negative entries), laid out for 100,000s
  * of answers across 100s of namespaces:
  *
- *  - entries are 16 bytes in one dense array: a 28-bit hash with the kind, view and negative
- *    bits, the expiry in whole seconds of CLOCK_MONOTONIC (rounded down: an answer expires
- *    up to a second early, never late), and the key and the answer (an id, or the offset of a
- *    name in the string pool);
+ *  - entries are 16 bytes in one dense array: a 24-bit hash with the kind, view and negative
+ *    bits, the expiry in sixteenths of a second of CLOCK_MONOTONIC (rounded down: an answer
+ *    expires up to 62.5 ms early, never late), and the key and the answer (an id, or the
+ *    offset of a name in the string pool);
  *  - an open-addressing index of 4-byte slots (linear probing, backward-shift deletion, load
  *    at most 3/4) points into the array; a deletion moves the last entry into the hole;
  *  - names are kept once in a per-cache pool as "local part" NUL and a byte naming the
@@ -26,13 +26,15 @@
 #include "idmapd.h"
 
 typedef struct centry {
-        uint32_t hm;      /* hash << 4 | kind << 2 | view << 1 | negative */
-        uint32_t expires; /* CLOCK_MONOTONIC seconds */
+        uint32_t hm;      /* hash << 8 | expiry sixteenths << 4 | kind << 2 | view << 1 | negative */
+        uint32_t expires; /* CLOCK_MONOTONIC seconds (and hm's sixteenths) */
         uint32_t key;     /* UID/GID: pool offset of the name; USER/GROUP: the id */
         uint32_t val;     /* UID/GID: the id; USER/GROUP: pool offset of the name */
 } centry;
 
 #define HM_NEG 1u
+#define HM_FRAC 0xf0u
+#define FRAC_US 62500 /* a sixteenth of a second */
 #define MAX_DOMAINS 32u
 #define NO_DOMAIN 0u /* pool byte after the local part: 0 = kept whole, i = domains[i - 1] */
 
@@ -64,10 +66,10 @@ static uint32_t mix(uint32_t h) {
         h ^= h >> 15;
         h *= 0x2c1b3c6du;
         h ^= h >> 12;
-        return h & 0x0fffffffu;
+        return h & 0x00ffffffu;
 }
 
-/* 28 bits; a name hashes the same whatever its kind and view, so that the entries of one
+/* 24 bits; a name hashes the same whatever its kind and view, so that the entries of one
  * name share a probe chain (and its string in the pool) */
 static uint32_t hash_name(const char *name) {
         uint32_t h = 2166136261u;
@@ -86,11 +88,11 @@ static uint32_t hash_query(const dm_query *q) {
                         h = (h ^ ((q->id >> (8 * i)) & 0xff)) * 16777619u;
                 h = mix(h);
         }
-        return (h << 4) | ((uint32_t) q->kind & 3u) << 2 | ((uint32_t) q->view & 1u) << 1;
+        return (h << 8) | ((uint32_t) q->kind & 3u) << 2 | ((uint32_t) q->view & 1u) << 1;
 }
 
 static uint32_t home(const dm_cache *c, uint32_t hm) {
-        return (hm >> 4) & c->mask;
+        return (hm >> 8) & c->mask;
 }
 
 /* ---- names in the pool ---- */
@@ -138,7 +140,7 @@ static int64_t pool_find(dm_cache *c, const char *name, uint32_t h) {
                 if (!s)
                         return -1;
                 const centry *e = &c->e[s - 1];
-                if ((e->hm >> 4) == h && key_is_name(e) && pool_equal(c, e->key, name))
+                if ((e->hm >> 8) == h && key_is_name(e) && pool_equal(c, e->key, name))
                         return e->key;
         }
 }
@@ -288,7 +290,7 @@ size_t dm_cache_size(const dm_cache *c) {
 }
 
 static bool entry_matches(dm_cache *c, const centry *e, uint32_t hm, const dm_query *q) {
-        if ((e->hm & ~HM_NEG) != hm)
+        if ((e->hm & ~(HM_NEG | HM_FRAC)) != hm)
                 return false;
         return by_name(q->kind) ? pool_equal(c, e->key, q->name) : e->key == q->id;
 }
@@ -380,8 +382,17 @@ static int reserve(dm_cache *c) {
         return 0;
 }
 
-static uint32_t seconds(int64_t us) {
-        return us <= 0 ? 0 : us / 1000000 > UINT32_MAX ? UINT32_MAX : (uint32_t) (us / 1000000);
+/* Expiry to a sixteenth of a second below the exact time: an answer expires up to 62.5 ms
+ * early, never late, and the TTL shown right after an answer is still the configured one. */
+static void set_expiry(centry *e, int64_t us) {
+        uint32_t sec = us <= 0 ? 0 : us / 1000000 > UINT32_MAX ? UINT32_MAX : (uint32_t) (us / 1000000);
+        uint32_t frac = us <= 0 || sec == UINT32_MAX ? 0 : (uint32_t) ((us % 1000000) / FRAC_US);
+        e->expires = sec;
+        e->hm = (e->hm & ~HM_FRAC) | frac << 4;
+}
+
+static int64_t expiry_us(const centry *e) {
+        return (int64_t) e->expires * 1000000 + (int64_t) ((e->hm & HM_FRAC) >> 4) * FRAC_US;
 }
 
 int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret,
@@ -391,7 +402,7 @@ int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret,
         if (pos < 0)
                 return 0;
         const centry *e = &c->e[c->slots[pos] - 1];
-        int64_t exp_us = (int64_t) e->expires * 1000000;
+        int64_t exp_us = expiry_us(e);
         if (exp_us <= now_us) {
                 delete_at(c, (uint32_t) pos);
                 return 0;
@@ -411,9 +422,10 @@ int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret,
 void dm_cache_put(dm_cache *c, const dm_query *q, const dm_answer *a, int64_t expires_us) {
         uint32_t hm = hash_query(q);
         bool neg = a->error == -ENOENT;
-        centry e = { .hm = hm | (neg ? HM_NEG : 0), .expires = seconds(expires_us) };
+        centry e = { .hm = hm | (neg ? HM_NEG : 0) };
         int64_t pos;
 
+        set_expiry(&e, expires_us);
         if (a->error != 0 && !neg)
                 return; /* failures are not answers */
         if (!neg && !by_name(q->kind) && !a->name[0])
@@ -441,10 +453,9 @@ void dm_cache_put(dm_cache *c, const dm_query *q, const dm_answer *a, int64_t ex
 
 size_t dm_cache_expire(dm_cache *c, int64_t now_us) {
         size_t n = 0;
-        uint32_t now = seconds(now_us);
         /* downwards: a deletion moves the last entry (already looked at) into the hole */
         for (uint32_t k = c->n; k-- > 0;)
-                if (c->e[k].expires <= now) {
+                if (expiry_us(&c->e[k]) <= now_us) {
                         delete_at(c, slot_of_index(c, k));
                         n++;
                 }
