@@ -332,6 +332,12 @@ int dm_ns_rescan(void) {
         }
         nsid_netns_info_free(v, n);
 
+        /* Unlink every namespace this scan did not see first, free them after: ns_free()
+         * fails their pending control requests, which lets a client's next buffered line
+         * run, and a lookup by pid there may rescan (dm_ns_register_pid). That nested scan
+         * moves the generation on; had this loop still been walking the list, it would have
+         * taken every live namespace for gone (a double free, seen in the soak). */
+        dm_ns *gone = NULL;
         for (dm_ns **pp = &dm_namespaces; *pp;) {
                 dm_ns *ns = *pp;
                 if (ns->generation == g) {
@@ -339,6 +345,12 @@ int dm_ns_rescan(void) {
                         continue;
                 }
                 *pp = ns->next;
+                ns->next = gone;
+                gone = ns;
+        }
+        while (gone) {
+                dm_ns *ns = gone;
+                gone = ns->next;
                 dm_log(LOG_INFO, ns, "gone: forgotten (%zu cached answers dropped)",
                        dm_cache_size(ns->cache));
                 ns_free(ns);

@@ -93,7 +93,7 @@ KEPT="cap_dac_override,cap_sys_chroot,cap_sys_ptrace,cap_sys_admin"   # capsh or
 start_daemon full || { echo "FAIL: daemon did not start"; exit 1; }
 pass "daemon started (pid $DPID)"
 [ "$(ctl "lookup pid:$PC uid alice@c1.test")" = "ok 4001 600 resolved" ] && pass "c1 answered" || fail "c1: $(ctl "lookup pid:$PC uid alice@c1.test")"
-[ "$(ctl "lookup pid:$PU uid bob@u1.test")" = "ok 1000 600 resolved" ] && pass "u1 (passwd 0600, owned by its root) answered" || fail "u1: $(ctl "lookup pid:$PU uid bob@u1.test")"
+[ "$(ctl "lookup pid:$PU uid bob@u1.test ns-ids")" = "ok 1000 600 resolved" ] && pass "u1 (passwd 0600, owned by its root) answered" || fail "u1: $(ctl "lookup pid:$PU uid bob@u1.test ns-ids")"
 ctl "lookup host user 0" >/dev/null
 nthreads=0
 for task in /proc/$DPID/task/*; do
@@ -123,7 +123,7 @@ without() { # cap-name (setpriv spelling)
 }
 if without dac_override; then
         # CAP_DAC_READ_SEARCH is dropped by the daemon itself, so nothing else reads the file
-        r=$(ctl "lookup pid:$PU uid bob@u1.test")
+        r=$(ctl "lookup pid:$PU uid bob@u1.test ns-ids")
         case "$r" in "ok 1000 "*) fail "without dac_override: u1 still answered ($r)" ;;
                 *) pass "without dac_override: u1's 0600 passwd is unreadable ($r)" ;; esac
         [ "$(ctl "lookup pid:$PC uid alice@c1.test")" = "ok 4001 600 resolved" ] && pass "without dac_override: c1 (world-readable passwd) still answered" || fail "without dac_override: c1 not answered"
@@ -176,7 +176,7 @@ chmod +x "$T/as-unit.sh"
 if start_daemon unit unshare -m --propagation slave "$T/as-unit.sh"; then
         pass "daemon started as the unit would start it"
         [ "$(ctl "lookup pid:$PC uid alice@c1.test")" = "ok 4001 600 resolved" ] && pass "as the unit: c1 answered" || fail "as the unit: c1: $(ctl "lookup pid:$PC uid alice@c1.test")"
-        [ "$(ctl "lookup pid:$PU uid bob@u1.test")" = "ok 1000 600 resolved" ] && pass "as the unit: u1 answered" || fail "as the unit: u1: $(ctl "lookup pid:$PU uid bob@u1.test")"
+        [ "$(ctl "lookup pid:$PU uid bob@u1.test ns-ids")" = "ok 1000 600 resolved" ] && pass "as the unit: u1 answered" || fail "as the unit: u1: $(ctl "lookup pid:$PU uid bob@u1.test ns-ids")"
         case "$(ctl "lookup host uid root@host.test")" in "ok 0 "*) pass "as the unit: host answered" ;; *) fail "as the unit: host: $(ctl "lookup host uid root@host.test")" ;; esac
         sleep 0.3
         grep -q "no rpc_pipefs: No such device" "$T/unit.log" && pass "as the unit: setns into the netns works" || fail "as the unit: $(grep "no rpc_pipefs" "$T/unit.log" | head -2)"

@@ -50,7 +50,7 @@ kill -HUP "$DPID"
 sleep 0.5
 r=$(ctl "lookup host user 3999997")
 [ "$r" = "negative 9" ] && pass "SIGHUP with the config fixed: negative-ttl 9 taken ($r)" || fail "after reload: $r"
-kill -TERM "$DPID"; wait "$DPID" || fail "SIGTERM: exit $?"
+kill -TERM "$DPID"; wait "$DPID" || { fail "SIGTERM: exit $?"; tail -20 "$T/log"; }
 DPID=
 
 # at start: refused configs make it exit 1 at once, saying why
