@@ -431,6 +431,15 @@ static void resolver_unref(dm_resolver *r) {
         free(r);
 }
 
+/* Resolver threads alive (detached): the daemon waits for them, bounded, before it exits,
+ * so that none is cut off mid-work (its OpenSSL thread state then shows up as leaked). */
+static atomic_int live_threads;
+
+void dm_resolver_wait_all(int timeout_ms) {
+        for (int waited = 0; atomic_load(&live_threads) > 0 && waited < timeout_ms; waited += 10)
+                (void) usleep(10 * 1000);
+}
+
 static void *thread_main(void *arg) {
         dm_resolver *r = arg;
         dm_thread_label = r->label;
@@ -479,6 +488,7 @@ static void *thread_main(void *arg) {
                 post(&res);
         }
         resolver_unref(r);
+        atomic_fetch_sub(&live_threads, 1);
         return NULL;
 }
 
@@ -509,9 +519,11 @@ static int start(dm_resolver *r) {
         pthread_attr_setstacksize(&a, 256 * 1024);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
         atomic_fetch_add(&r->refs, 1);
+        atomic_fetch_add(&live_threads, 1);
         e = pthread_create(&t, &a, thread_main, r);
         pthread_attr_destroy(&a);
         if (e != 0) {
+                atomic_fetch_sub(&live_threads, 1);
                 atomic_fetch_sub(&r->refs, 1);
                 return -e;
         }

@@ -181,6 +181,8 @@ void dm_resolver_poke_refresh(dm_resolver *r);
 void dm_resolver_request_identifier(dm_resolver *r);
 /* Detach: the thread ends on its own (it may be stuck in a read of a hung mount). */
 void dm_resolver_release(dm_resolver *r);
+/* Wait (at most timeout_ms) until every resolver thread has stopped. */
+void dm_resolver_wait_all(int timeout_ms);
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
                          uint64_t *groups, int *load_error);
 /* The ids the kernel presents, and reads back, on the client pipes and on the knfsd channels

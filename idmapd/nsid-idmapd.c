@@ -546,6 +546,7 @@ int main(int argc, char **argv) {
         dm_log(LOG_INFO, NULL, "exiting");
         dm_ctl_close_all();
         dm_ns_free_all();
+        dm_resolver_wait_all(2000); /* a thread stuck on a hung mount is left behind */
         close(lfd);
         (void) unlink(dm_cfg.socket_path);
         return 0;
