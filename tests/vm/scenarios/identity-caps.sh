@@ -1,5 +1,5 @@
 #!/bin/bash
-# lab-test: 6.1 6.12
+# lab-test: 6.12
 # identity-caps: nsid-uniquifier runs with only CAP_SYS_CHROOT, CAP_SYS_PTRACE and
 # CAP_SYS_ADMIN (no DAC override) and still writes the real kernel identifier of a network
 # namespace owned by a user namespace whose root is an unprivileged host uid (100000), and
