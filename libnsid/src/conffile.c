@@ -18,6 +18,7 @@
 #include "log-internal.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "proc-util.h"
 
 #ifndef NSID_SYSCONF_FILE
 #define NSID_SYSCONF_FILE "/etc/nsid.conf"
@@ -659,24 +660,11 @@ _public_ int nsid_conf_load(const char *path, nsid_conf **ret) {
                 log_error("%s: larger than %u bytes", path, NSID_CONF_FILE_MAX);
                 return -EFBIG;
         }
-        text = malloc(NSID_CONF_FILE_MAX + 1);
-        if (!text)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, text + size, NSID_CONF_FILE_MAX + 1 - size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-                if (size > NSID_CONF_FILE_MAX) {
-                        log_error("%s: larger than %u bytes", path, NSID_CONF_FILE_MAX);
-                        return -EFBIG;
-                }
-        }
+        r = read_fd_capped(fd, NSID_CONF_FILE_MAX, &text, &size);
+        if (r == -EFBIG)
+                log_error("%s: larger than %u bytes", path, NSID_CONF_FILE_MAX);
+        if (r < 0)
+                return r;
         c->found = true;
         r = conf_parse_into(c, text, size);
         if (r < 0)
