@@ -122,6 +122,13 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
                 return 1;
         }
         ns->stats.misses++;
+        if (ns->resolver && dm_resolver_answer_now(ns->resolver, q, &a)) {
+                ttl = a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
+                dm_cache_put(ns->cache, q, &a, now + (int64_t) ttl * 1000000);
+                pending_complete(tmpl, &a, false, ttl);
+                dm_stats_record(ns, now, a.error);
+                return 1;
+        }
         if (!ns->resolver && !(ns->resolver = dm_resolver_new(ns))) {
                 r = -ENOMEM;
                 goto fail;
@@ -194,6 +201,17 @@ void dm_result_ready(void) {
                 }
                 }
         }
+}
+
+/* The earliest deadline of any pending request, 0 if none: the event loop wakes up for it,
+ * so a request times out at its deadline, not at the next 100 ms tick. */
+int64_t dm_pending_next_deadline_us(void) {
+        int64_t next = 0;
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                for (dm_pending *p = ns->pending; p; p = p->next)
+                        if (next == 0 || p->deadline_us < next)
+                                next = p->deadline_us;
+        return next;
 }
 
 void dm_pending_expire(int64_t now_us) {

@@ -180,6 +180,8 @@ int dm_resolver_submit(dm_resolver *r, uint64_t seq, const dm_query *q);
 void dm_resolver_poke_refresh(dm_resolver *r);
 void dm_resolver_request_identifier(dm_resolver *r);
 /* Detach: the thread ends on its own (it may be stuck in a read of a hung mount). */
+/* Answer from memory at once if the container's database is loaded and fresh: 1, else 0. */
+int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a);
 void dm_resolver_release(dm_resolver *r);
 /* Wait (at most timeout_ms) until every resolver thread has stopped. */
 void dm_resolver_wait_all(int timeout_ms);
@@ -228,6 +230,7 @@ void dm_ns_free_all(void);
 int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *ret, uint32_t *ret_ttl);
 void dm_result_ready(void);
 void dm_pending_expire(int64_t now_us);
+int64_t dm_pending_next_deadline_us(void);
 void dm_stats_record(dm_ns *ns, int64_t start_us, int error);
 void dm_ns_periodic(int64_t now_us);
 /* A pending record was completed or abandoned by its origin (client gone). */
