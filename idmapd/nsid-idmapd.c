@@ -469,7 +469,14 @@ int main(int argc, char **argv) {
         bool running = true;
         while (running) {
                 struct epoll_event evs[64];
-                int k = epoll_wait(epfd, evs, 64, -1);
+                int64_t deadline = dm_pending_next_deadline_us(), wait_ms = -1;
+                if (deadline > 0) {
+                        int64_t left = deadline - dm_now_us();
+                        wait_ms = left <= 0 ? 0 : (left + 999) / 1000;
+                }
+                int k = epoll_wait(epfd, evs, 64, (int) wait_ms);
+                if (deadline > 0)
+                        dm_pending_expire(dm_now_us());
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
