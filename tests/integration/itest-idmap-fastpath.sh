@@ -31,7 +31,10 @@ expect() { if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want
 printf '[General]\nDomain = example.test\n[Translation]\nMethod = nsswitch\n' >"$T/idmapd.conf"
 : >"$T/nsid.conf"
 S="$T/idmapd.sock"
-echo "create user $P:* * $bin --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$S --daemon-timeout=300 -t 30 %k %d" >"$rule"
+# the fast path's bound: generous enough that a daemon on a loaded machine (ASan tier, two
+# tests at a time) answers within it; the stopped-daemon case shows the bound holds
+DT=1500
+echo "create user $P:* * $bin --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$S --daemon-timeout=$DT -t 30 %k %d" >"$rule"
 req() {
         keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"' _ "$P:$1" 2>/dev/null | grep -v '^Joined' || true
 }
@@ -79,7 +82,7 @@ kill -CONT "$DPID"
         fail "the helper's capabilities while it waits for the daemon: '$caps'"
 expect "stopped daemon: gid:bin" "$r" "2~"
 grep -q "nsid-idmapd at $S not used (no answer in time); resolving here" "$T/log" && pass "stopped daemon: log says so" || fail "no fallback log line"
-[ "$ms" -ge 300 ] && [ "$ms" -lt 3000 ] && pass "stopped daemon: answered after ${ms} ms (bound 300 ms)" || fail "stopped daemon: ${ms} ms"
+[ "$ms" -ge "$DT" ] && [ "$ms" -lt $((DT + 3000)) ] && pass "stopped daemon: answered after ${ms} ms (bound $DT ms)" || fail "stopped daemon: ${ms} ms (bound $DT ms)"
 
 # The daemon counted our lookups.
 st=$("$daemon" --socket="$S" --status --json 2>/dev/null || true)
