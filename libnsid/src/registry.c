@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -284,27 +285,36 @@ _public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry 
         (void) sqlite3_db_config(r->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
         (void) sqlite3_busy_timeout(r->db, BUSY_TIMEOUT_MS);
 
-        if (!(flags & NSID_REGISTRY_READONLY)) {
-                /* WAL is persistent; setting it needs a moment of exclusive access (the busy
-                 * handler waits), so only when it is not already on. */
-                sqlite3_stmt *st = NULL;
-                bool wal = false;
+        /* A new database opened by several processes at once (hooks of containers started
+         * together, seen with 8 in the lab): switching a fresh file to WAL while another
+         * connection has it open in rollback mode can fail with SQLITE_BUSY without the
+         * busy handler being asked, so the setup is retried, bounded, before giving up. */
+        for (unsigned attempt = 0;; attempt++) {
+                e = 0;
+                if (!(flags & NSID_REGISTRY_READONLY)) {
+                        /* WAL is persistent; setting it needs a moment of exclusive access,
+                         * so only when it is not already on. */
+                        sqlite3_stmt *st = NULL;
+                        bool wal = false;
 
-                rc = sqlite3_prepare_v2(r->db, "PRAGMA journal_mode", -1, &st, NULL);
-                if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-                        const char *m = (const char *) sqlite3_column_text(st, 0);
-                        wal = m && strcmp(m, "wal") == 0;
+                        rc = sqlite3_prepare_v2(r->db, "PRAGMA journal_mode", -1, &st, NULL);
+                        if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+                                const char *m = (const char *) sqlite3_column_text(st, 0);
+                                wal = m && strcmp(m, "wal") == 0;
+                        }
+                        sqlite3_finalize(st);
+                        if (!wal)
+                                e = exec(r, "PRAGMA journal_mode=WAL");
                 }
-                sqlite3_finalize(st);
-                if (!wal) {
-                        e = exec(r, "PRAGMA journal_mode=WAL");
-                        if (e < 0)
-                                return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
-                }
+                if (e >= 0)
+                        e = exec(r, "PRAGMA synchronous=NORMAL");
+                if (e >= 0)
+                        e = schema_setup(r);
+                if (e != -EBUSY || attempt >= 100)
+                        break;
+                (void) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+                (void) usleep(10000 + 1000 * (attempt % 20)); /* about 2 s in all */
         }
-        e = exec(r, "PRAGMA synchronous=NORMAL");
-        if (e >= 0)
-                e = schema_setup(r);
         if (e < 0)
                 return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
 
