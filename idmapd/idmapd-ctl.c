@@ -16,7 +16,7 @@
 
 #include "idmapd.h"
 
-#define OUT_MAX (8u * 1024u * 1024u)
+#define OUT_MAX NSID_CTL_REPLY_MAX /* what clients read at most */
 
 struct dm_client {
         dm_client *next;
@@ -414,68 +414,28 @@ void dm_ctl_close_all(void) {
 
 /* ---- client side: nsid-idmapd --status / --ctl ---- */
 
-static int ctl_roundtrip(const char *path, const char *req, char **ret_line) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
-        size_t len = 0, cap = 0;
-        char *buf = NULL;
+/* --status and --ctl wait this long for the daemon's answer */
+#define CLIENT_TIMEOUT_MS 10000u
 
-        if (fd < 0)
-                return -errno;
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-        struct timeval tv = { .tv_sec = 10 };
-        (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
-            (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t) strlen(req) &&
-             errno != EPIPE && errno != ECONNRESET)) {
-                /* EPIPE: the daemon refused us and closed; its reason is still to be read */
-                r = -errno;
-                close(fd);
-                return r;
-        }
-        for (;;) {
-                if (len + 4096 > cap) {
-                        char *n = realloc(buf, cap = cap ? cap * 2 : 65536);
-                        if (!n) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        buf = n;
-                }
-                ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
-                if (n < 0) {
-                        r = -errno;
-                        goto fail;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (memchr(buf, '\n', len))
-                        break;
-        }
-        close(fd);
-        if (!buf || !memchr(buf, '\n', len)) {
-                free(buf);
-                return -EPROTO;
-        }
-        buf[len] = '\0';
-        *ret_line = buf;
-        return 0;
-fail:
-        free(buf);
-        close(fd);
-        return r;
+static int ctl_roundtrip(const char *path, const char *req, size_t len, char **ret_line) {
+        return nsid_ctl_roundtrip(path, req, len, CLIENT_TIMEOUT_MS, NULL, NSID_CTL_REPLY_MAX + 1,
+                                  ret_line);
 }
 
 int dm_ctl_command(const char *path, const char *request) {
         char *line = NULL, req[NSID_CTL_LINE_MAX + 2];
-        snprintf(req, sizeof(req), "%s\n", request);
-        int r = ctl_roundtrip(path, req, &line);
+        int n = snprintf(req, sizeof(req), "%s\n", request);
+        if (n < 0 || (size_t) n >= sizeof(req)) {
+                fprintf(stderr, "nsid-idmapd: --ctl: request longer than %u bytes\n",
+                        NSID_CTL_LINE_MAX);
+                return 2;
+        }
+        int r = ctl_roundtrip(path, req, (size_t) n, &line);
         if (r < 0) {
                 fprintf(stderr, "nsid-idmapd: %s: %s\n", path, strerror(-r));
                 return 2;
         }
-        fputs(line, stdout);
+        puts(line);
         r = strncmp(line, "ok", 2) == 0 ? 0 : strncmp(line, "negative", 8) == 0 ? 3 : 1;
         free(line);
         return r;
@@ -484,14 +444,14 @@ int dm_ctl_command(const char *path, const char *request) {
 int dm_status_client(const char *path, bool json) {
         char *line = NULL;
         nsid_ctl_reply rp;
-        int r = ctl_roundtrip(path, "status\n", &line);
+        int r = ctl_roundtrip(path, "status\n", 7, &line);
         if (r < 0) {
                 fprintf(stderr, "nsid-idmapd: cannot reach the daemon at %s: %s\n", path,
                         strerror(-r));
                 return 2;
         }
-        if (nsid_ctl_reply_parse(line, strlen(line), &rp) < 0 || rp.kind != NSID_CTL_REPLY_OK) {
-                fprintf(stderr, "nsid-idmapd: %s", line);
+        if (nsid_ctl_reply_parse(line, (size_t) r, &rp) < 0 || rp.kind != NSID_CTL_REPLY_OK) {
+                fprintf(stderr, "nsid-idmapd: %s\n", line);
                 free(line);
                 return 1;
         }

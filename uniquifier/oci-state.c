@@ -2,13 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include <nsid/fdio.h>
 
 #include "oci-state.h"
 
@@ -163,76 +162,7 @@ out:
         return r < 0 ? r : 0;
 }
 
-static int64_t now_ms(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int read_all_timeout(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_size) {
-        int64_t deadline = now_ms() + timeout_ms;
-        size_t size = 0, cap = 0;
-        char *buf = NULL;
-        int r;
-
-        for (;;) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                int64_t left = deadline - now_ms();
-                ssize_t n;
-
-                if (left <= 0) {
-                        r = -ETIMEDOUT;
-                        goto fail;
-                }
-                r = poll(&p, 1, (int) left);
-                if (r < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        goto fail;
-                }
-                if (r == 0) {
-                        r = -ETIMEDOUT;
-                        goto fail;
-                }
-                if (cap - size < 65536) {
-                        size_t ncap = cap + 65536 + 1;
-                        char *nb;
-                        if (ncap > max + 65536 + 1)
-                                ncap = max + 2;
-                        nb = realloc(buf, ncap);
-                        if (!nb) {
-                                r = -ENOMEM;
-                                goto fail;
-                        }
-                        buf = nb;
-                        cap = ncap - 1;
-                }
-                n = read(fd, buf + size, cap - size);
-                if (n < 0) {
-                        if (errno == EINTR || errno == EAGAIN)
-                                continue;
-                        r = -errno;
-                        goto fail;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-                if (size > max) {
-                        r = -EFBIG;
-                        goto fail;
-                }
-        }
-        if (!buf) {
-                buf = malloc(1);
-                if (!buf)
-                        return -ENOMEM;
-        }
-        buf[size] = '\0';
-        *ret = buf;
-        *ret_size = size;
-        return 0;
-fail:
-        free(buf);
-        return r;
+        return nsid_fd_read_timeout(fd, max, timeout_ms > 0 ? (unsigned) timeout_ms : 0, ret,
+                                    ret_size);
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <nsid/fdio.h>
 
 #include "macro.h"
 #include "parse-util.h"
@@ -47,6 +52,92 @@ int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size) {
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+uint64_t now_monotonic_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
+}
+
+int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newline, char *buf,
+                     char **ret_data, size_t *ret_size) {
+        _cleanup_free_ char *owned = NULL;
+        size_t size = 0, cap; /* cap: the data bytes buf holds now, without the NUL */
+
+        if (fd < 0 || max >= SIZE_MAX - 1 || (!buf && !ret_data))
+                return -EINVAL;
+        if (buf)
+                cap = max;
+        else {
+                cap = max < 4095 ? max : 4095;
+                owned = malloc(cap + 1);
+                if (!owned)
+                        return -ENOMEM;
+                buf = owned;
+        }
+        for (;;) {
+                uint64_t now = now_monotonic_ms();
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char beyond; /* full at max: one byte more proves the data too long */
+                ssize_t k;
+                int r;
+
+                if (now >= deadline_ms)
+                        return -ETIMEDOUT;
+                r = poll(&p, 1, deadline_ms - now > INT_MAX ? INT_MAX : (int) (deadline_ms - now));
+                if (r < 0 && errno != EINTR)
+                        return negative_errno();
+                if (r <= 0)
+                        continue; /* EINTR, or woken up within the last millisecond */
+                if (owned && size == cap && cap < max) {
+                        size_t ncap = cap > (max - 1) / 2 ? max : cap * 2 + 1;
+                        char *nb = realloc(owned, ncap + 1);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = owned = nb;
+                        cap = ncap;
+                }
+                if (size < cap)
+                        k = read(fd, buf + size, cap - size);
+                else
+                        k = read(fd, &beyond, 1);
+                if (k < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                if (size == cap)
+                        return -EFBIG;
+                if (stop_at_newline) {
+                        const char *nl = memchr(buf + size, '\n', (size_t) k);
+                        if (nl) {
+                                size = (size_t) (nl - buf) + 1;
+                                break;
+                        }
+                }
+                size += (size_t) k;
+                if (stop_at_newline && size == max)
+                        return -EFBIG;
+        }
+        buf[size] = '\0';
+        if (ret_data)
+                *ret_data = owned ? TAKE_PTR(owned) : buf;
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+_public_ int nsid_fd_read_timeout(int fd, size_t max, unsigned timeout_ms, char **ret_data,
+                                  size_t *ret_size) {
+        assert_return(fd >= 0, -EBADF);
+        assert_return(max < SIZE_MAX - 1, -EINVAL);
+        assert_return(ret_data, -EINVAL);
+        return read_fd_deadline(fd, max, now_monotonic_ms() + timeout_ms, false, NULL, ret_data,
+                                ret_size);
 }
 
 int pidfd_get_pid(int pidfd, pid_t *ret) {

@@ -3,13 +3,28 @@
 #ifndef NSID_PROC_UTIL_H
 #define NSID_PROC_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Read fd to EOF into a NUL-terminated malloc'ed buffer of at most max bytes; -EFBIG if the
  * file has more. Works for files whose st_size is 0 (procfs, sysfs). EAGAIN (an O_NONBLOCK
  * FIFO or socket with nothing to read) is returned as -EAGAIN. */
 int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size);
+
+/* Now on CLOCK_MONOTONIC, in milliseconds (vDSO: no system call). */
+uint64_t now_monotonic_ms(void);
+
+/* Read fd (a pipe, socket or file; blocking or not) until EOF, or with stop_at_newline
+ * until the first '\n', all before deadline_ms (now_monotonic_ms() clock): -ETIMEDOUT.
+ * Each read waits in poll(POLLIN) first; EAGAIN and EINTR wait again. At most max bytes:
+ * more is -EFBIG (with stop_at_newline: max bytes without a '\n'). The data (up to and with
+ * the '\n' when one was asked for and read; bytes after it are dropped) is NUL-terminated
+ * in buf (max + 1 bytes, the caller's) if buf is not NULL, else in a malloc'ed buffer grown
+ * as data arrives and returned in *ret_data (free() it). ret_data and ret_size may be NULL. */
+int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newline, char *buf,
+                     char **ret_data, size_t *ret_size);
 
 /* The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:" line); -ESRCH if it exited. */
 int pidfd_get_pid(int pidfd, pid_t *ret);

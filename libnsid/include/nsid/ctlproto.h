@@ -37,9 +37,12 @@ extern "C" {
  *                                   dropped; lookup: VALUE TTL SOURCE ("cache" or "resolved")
  *   negative TTL                    lookup: no such name or id (cache the failure TTL s)
  *   error ERRNO MESSAGE             ERRNO a positive errno number, MESSAGE escaped
+ * A reply is one line too, status's JSON included, at most NSID_CTL_REPLY_MAX bytes with the
+ * '\n' (the daemon closes a connection whose replies queue up beyond that).
  */
 
 #define NSID_CTL_LINE_MAX 4096u
+#define NSID_CTL_REPLY_MAX (8u * 1024u * 1024u)
 #define NSID_CTL_SOCKET_NAME "idmapd.sock"
 #define NSID_CTL_VALUE_MAX 128u /* names below IDMAP_NAMESZ, with the NUL */
 
@@ -107,6 +110,25 @@ NSID_API_WARN_UNUSED int nsid_ctl_reply_parse(const char *line, size_t len,
 NSID_API_WARN_UNUSED int nsid_ctl_lookup_reply_parse(const nsid_ctl_reply *reply,
                                                      char ret_value[NSID_CTL_VALUE_MAX],
                                                      uint32_t *ret_ttl, bool *ret_cached);
+
+/*
+ * Client: connect to the control socket at socket_path, send request (len bytes ending in
+ * '\n': one line, or several pipelined) and read the first reply line, all within
+ * timeout_ms (> 0) in total. Nothing blocks: connect, send and receive are bounded.
+ * The reply line, its '\n' replaced by a NUL, goes into buf (size bytes, the caller's) if
+ * buf is not NULL; else into a malloc'ed buffer of at most size bytes that grows with the
+ * reply, returned in *ret_reply (free() it). With buf, ret_reply may be NULL or receives buf.
+ * A line must fit with its '\n' in size - 1 bytes: lookups need NSID_CTL_LINE_MAX + 1, status
+ * NSID_CTL_REPLY_MAX + 1. Bytes after the first line are dropped; the connection is closed.
+ * Returns the reply line's length (without the '\n'), or -ENAMETOOLONG (socket_path too long
+ * for sun_path), -ENOENT or -ECONNREFUSED (no daemon listening), -EAGAIN (its listen queue is
+ * full), -ETIMEDOUT, -EMSGSIZE (reply line too long), -ECONNRESET (the daemon closed before a
+ * whole line), -ENOMEM, -EINVAL, or another negative errno of socket(2), send(2), recv(2).
+ * Parse the line with nsid_ctl_reply_parse().
+ */
+NSID_API_WARN_UNUSED int nsid_ctl_roundtrip(const char *socket_path, const char *request,
+                                            size_t len, unsigned timeout_ms, char *buf,
+                                            size_t size, char **ret_reply);
 
 #ifdef __cplusplus
 }

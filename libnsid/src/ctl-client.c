@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* nsid-idmapd control socket: the client's round trip (nsid/ctlproto.h). Linked into
+ * nsid-idmap's per-upcall fast path: system calls only, no library beyond libc. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <nsid/ctlproto.h>
+
+#include "macro.h"
+#include "proc-util.h"
+
+static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ms) {
+        /* Send first: a fresh local stream socket takes a request line at once; poll only
+         * when the peer's queue is full. */
+        while (len > 0) {
+                ssize_t k = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k >= 0) {
+                        p += k;
+                        len -= (size_t) k;
+                        continue;
+                }
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN)
+                        return negative_errno();
+                for (;;) {
+                        uint64_t now = now_monotonic_ms();
+                        struct pollfd pf = { .fd = fd, .events = POLLOUT };
+                        if (now >= deadline_ms)
+                                return -ETIMEDOUT;
+                        int r = poll(&pf, 1, deadline_ms - now > INT_MAX ? INT_MAX
+                                                                         : (int) (deadline_ms - now));
+                        if (r > 0)
+                                break;
+                        if (r < 0 && errno != EINTR)
+                                return negative_errno();
+                }
+        }
+        return 0;
+}
+
+_public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, size_t len,
+                                unsigned timeout_ms, char *buf, size_t size, char **ret_reply) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        uint64_t deadline_ms;
+        _cleanup_close_ int fd = -EBADF;
+        size_t pl, got;
+        char *line;
+        int r;
+
+        assert_return(socket_path, -EINVAL);
+        assert_return(request && len > 0 && request[len - 1] == '\n', -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(size >= 2 && size <= INT_MAX, -EINVAL);
+        assert_return(buf || ret_reply, -EINVAL);
+
+        deadline_ms = now_monotonic_ms() + timeout_ms;
+        pl = strlen(socket_path);
+        if (pl == 0 || pl >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, socket_path, pl);
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        /* A local stream connect completes at once or fails: -ENOENT or -ECONNREFUSED (no
+         * daemon), -EAGAIN (its listen backlog is full). */
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return negative_errno();
+        r = send_all(fd, request, len, deadline_ms);
+        /* EPIPE, ECONNRESET: the daemon refused us and closed; its reason may still be queued
+         * for reading */
+        if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+                return r;
+        r = read_fd_deadline(fd, size - 1, deadline_ms, true, buf, &line, &got);
+        if (r == -EFBIG)
+                return -EMSGSIZE;
+        if (r < 0)
+                return r;
+        if (got == 0 || line[got - 1] != '\n') {
+                if (!buf)
+                        free(line);
+                return -ECONNRESET; /* closed before a whole line */
+        }
+        line[--got] = '\0';
+        if (ret_reply)
+                *ret_reply = line;
+        return (int) got;
+}
