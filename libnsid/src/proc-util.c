@@ -16,42 +16,7 @@
 #include "proc-util.h"
 
 int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size) {
-        /* Read up to max + 1 bytes: one byte past the cap proves the file is too big without
-         * reading the rest of it. The buffer keeps one byte for the terminating NUL. */
-        size_t limit = max + 1, alloc = limit < 4096 ? limit + 1 : 4096, size = 0;
-        _cleanup_free_ char *buf = NULL;
-
-        if (max >= SIZE_MAX - 2)
-                return -EINVAL;
-        buf = malloc(alloc);
-        if (!buf)
-                return -ENOMEM;
-        while (size < limit) {
-                if (size == alloc - 1) {
-                        size_t n = alloc * 2 > limit + 1 ? limit + 1 : alloc * 2;
-                        char *nb = realloc(buf, n);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                        alloc = n;
-                }
-                ssize_t k = read(fd, buf + size, alloc - 1 - size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
-        if (size > max)
-                return -EFBIG;
-        buf[size] = 0;
-        *ret_data = TAKE_PTR(buf);
-        if (ret_size)
-                *ret_size = size;
-        return 0;
+        return read_fd_deadline(fd, max, READ_NO_DEADLINE, false, NULL, ret_data, ret_size);
 }
 
 uint64_t now_monotonic_ms(void) {
@@ -66,7 +31,9 @@ int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newl
         _cleanup_free_ char *owned = NULL;
         size_t size = 0, cap; /* cap: the data bytes buf holds now, without the NUL */
 
-        if (fd < 0 || max >= SIZE_MAX - 1 || (!buf && !ret_data))
+        if (fd < 0)
+                return -EBADF;
+        if (max >= SIZE_MAX - 1 || (!buf && !ret_data))
                 return -EINVAL;
         if (buf)
                 cap = max;
@@ -78,19 +45,21 @@ int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newl
                 buf = owned;
         }
         for (;;) {
-                uint64_t now = now_monotonic_ms();
-                struct pollfd p = { .fd = fd, .events = POLLIN };
                 char beyond; /* full at max: one byte more proves the data too long */
                 ssize_t k;
-                int r;
 
-                if (now >= deadline_ms)
-                        return -ETIMEDOUT;
-                r = poll(&p, 1, deadline_ms - now > INT_MAX ? INT_MAX : (int) (deadline_ms - now));
-                if (r < 0 && errno != EINTR)
-                        return negative_errno();
-                if (r <= 0)
-                        continue; /* EINTR, or woken up within the last millisecond */
+                if (deadline_ms != READ_NO_DEADLINE) {
+                        uint64_t now = now_monotonic_ms();
+                        struct pollfd p = { .fd = fd, .events = POLLIN };
+                        if (now >= deadline_ms)
+                                return -ETIMEDOUT;
+                        int r = poll(&p, 1, deadline_ms - now > INT_MAX ? INT_MAX
+                                                                        : (int) (deadline_ms - now));
+                        if (r < 0 && errno != EINTR)
+                                return negative_errno();
+                        if (r <= 0)
+                                continue; /* EINTR, or woken up within the last millisecond */
+                }
                 if (owned && size == cap && cap < max) {
                         size_t ncap = cap > (max - 1) / 2 ? max : cap * 2 + 1;
                         char *nb = realloc(owned, ncap + 1);
@@ -104,7 +73,7 @@ int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newl
                 else
                         k = read(fd, &beyond, 1);
                 if (k < 0) {
-                        if (errno == EINTR || errno == EAGAIN)
+                        if (errno == EINTR || (errno == EAGAIN && deadline_ms != READ_NO_DEADLINE))
                                 continue;
                         return negative_errno();
                 }

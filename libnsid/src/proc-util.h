@@ -10,15 +10,19 @@
 
 /* Read fd to EOF into a NUL-terminated malloc'ed buffer of at most max bytes; -EFBIG if the
  * file has more. Works for files whose st_size is 0 (procfs, sysfs). EAGAIN (an O_NONBLOCK
- * FIFO or socket with nothing to read) is returned as -EAGAIN. */
+ * FIFO or socket with nothing to read) is returned as -EAGAIN. read_fd_deadline() without a
+ * deadline. */
 int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size);
 
 /* Now on CLOCK_MONOTONIC, in milliseconds (vDSO: no system call). */
 uint64_t now_monotonic_ms(void);
 
+#define READ_NO_DEADLINE UINT64_MAX
+
 /* Read fd (a pipe, socket or file; blocking or not) until EOF, or with stop_at_newline
  * until the first '\n', all before deadline_ms (now_monotonic_ms() clock): -ETIMEDOUT.
- * Each read waits in poll(POLLIN) first; EAGAIN and EINTR wait again. At most max bytes:
+ * Each read waits in poll(POLLIN) first; EAGAIN and EINTR wait again. READ_NO_DEADLINE: plain
+ * reads, no poll, EAGAIN returned as -EAGAIN. At most max bytes:
  * more is -EFBIG (with stop_at_newline: max bytes without a '\n'). The data (up to and with
  * the '\n' when one was asked for and read; bytes after it are dropped) is NUL-terminated
  * in buf (max + 1 bytes, the caller's) if buf is not NULL, else in a malloc'ed buffer grown
