@@ -38,6 +38,26 @@ static bool field_is(const char *f, size_t l, const char *word) {
         return l == strlen(word) && memcmp(f, word, l) == 0;
 }
 
+/* The words of KIND and VIEW, for parsing and formatting alike. */
+static const char *const kind_words[] = {
+        [NSID_IDMAP_KEY_UID] = "uid",
+        [NSID_IDMAP_KEY_GID] = "gid",
+        [NSID_IDMAP_KEY_USER] = "user",
+        [NSID_IDMAP_KEY_GROUP] = "group",
+};
+static const char *const view_words[_NSID_CTL_VIEW_MAX] = {
+        [NSID_CTL_VIEW_HOST_IDS] = "host-ids",
+        [NSID_CTL_VIEW_NS_IDS] = "ns-ids",
+};
+
+/* The index of the word f in words[n], or -EINVAL. */
+static int word_index(const char *f, size_t l, const char *const *words, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (words[i] && field_is(f, l, words[i]))
+                        return (int) i;
+        return -EINVAL;
+}
+
 static int parse_dec(const char *f, size_t l, uint64_t max, uint64_t *ret) {
         if (l == 0 || l > 19 || (l > 1 && f[0] == '0'))
                 return -EINVAL;
@@ -104,16 +124,10 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
                 rq.command = NSID_CTL_LOOKUP;
                 if (parse_target(f[1], fl[1], false, &rq) < 0)
                         return -EINVAL;
-                if (field_is(f[2], fl[2], "uid"))
-                        rq.kind = NSID_IDMAP_KEY_UID;
-                else if (field_is(f[2], fl[2], "gid"))
-                        rq.kind = NSID_IDMAP_KEY_GID;
-                else if (field_is(f[2], fl[2], "user"))
-                        rq.kind = NSID_IDMAP_KEY_USER;
-                else if (field_is(f[2], fl[2], "group"))
-                        rq.kind = NSID_IDMAP_KEY_GROUP;
-                else
+                r = word_index(f[2], fl[2], kind_words, ELEMENTSOF(kind_words));
+                if (r < 0)
                         return -EINVAL;
+                rq.kind = (nsid_idmap_key_kind) r;
                 if (rq.kind == NSID_IDMAP_KEY_UID || rq.kind == NSID_IDMAP_KEY_GID) {
                         r = nsid_qword_unescape(f[3], fl[3], rq.name, sizeof(rq.name));
                         if (r < 0)
@@ -126,12 +140,10 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
                         rq.id = (uint32_t) v;
                 }
                 if (n == 5) {
-                        if (field_is(f[4], fl[4], "host-ids"))
-                                rq.view = NSID_CTL_VIEW_HOST_IDS;
-                        else if (field_is(f[4], fl[4], "ns-ids"))
-                                rq.view = NSID_CTL_VIEW_NS_IDS;
-                        else
+                        r = word_index(f[4], fl[4], view_words, ELEMENTSOF(view_words));
+                        if (r < 0)
                                 return -EINVAL;
+                        rq.view = (nsid_ctl_view) r;
                 }
         } else
                 return -EOPNOTSUPP;
@@ -156,7 +168,6 @@ static int fmt_target(const nsid_ctl_request *rq, char *buf, size_t size) {
 }
 
 _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size_t size) {
-        static const char *const kinds[] = { "uid", "gid", "user", "group" };
         char target[64], value[4 * NSID_CTL_VALUE_MAX + 1];
         int n;
 
@@ -179,7 +190,7 @@ _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size
         case NSID_CTL_LOOKUP:
                 if (rq->target == NSID_CTL_TARGET_ALL || fmt_target(rq, target, sizeof(target)) < 0)
                         return -EINVAL;
-                if ((unsigned) rq->kind >= ELEMENTSOF(kinds) || (unsigned) rq->view >= _NSID_CTL_VIEW_MAX)
+                if ((unsigned) rq->kind >= ELEMENTSOF(kind_words) || (unsigned) rq->view >= _NSID_CTL_VIEW_MAX)
                         return -EINVAL;
                 if (rq->kind == NSID_IDMAP_KEY_UID || rq->kind == NSID_IDMAP_KEY_GID) {
                         size_t l = strnlen(rq->name, sizeof(rq->name));
@@ -191,10 +202,9 @@ _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size
                                 return -EINVAL;
                         snprintf(value, sizeof(value), "%" PRIu32, rq->id);
                 }
-                n = snprintf(buf, size, "lookup %s %s %s%s\n", target, kinds[rq->kind], value,
-                             rq->view == NSID_CTL_VIEW_HOST_IDS ? " host-ids"
-                             : rq->view == NSID_CTL_VIEW_NS_IDS ? " ns-ids"
-                                                                : "");
+                n = snprintf(buf, size, "lookup %s %s %s%s%s\n", target, kind_words[rq->kind],
+                             value, view_words[rq->view] ? " " : "",
+                             view_words[rq->view] ? view_words[rq->view] : "");
                 break;
         default:
                 return -EINVAL;
