@@ -32,7 +32,8 @@ int fastpath_lookup(const char *socket_path, unsigned timeout_ms, const nsid_idm
         n = nsid_ctl_request_format(&rq, req, sizeof(req));
         if (n < 0)
                 return n;
-        /* socket, connect, send, poll, recv, close: the reply is read into line, no allocation */
+        /* socket, connect, send, poll, read, close (a poll before send only if the daemon's queue
+         * is full); the reply goes into line: no allocation */
         r = nsid_ctl_roundtrip(socket_path, req, (size_t) n, timeout_ms, line, sizeof(line), NULL);
         if (r < 0)
                 return r;

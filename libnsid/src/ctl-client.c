@@ -61,7 +61,9 @@ _public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, si
 
         deadline_ms = now_monotonic_ms() + timeout_ms;
         pl = strlen(socket_path);
-        if (pl == 0 || pl >= sizeof(sa.sun_path))
+        if (pl == 0)
+                return -EINVAL;
+        if (pl >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, socket_path, pl);
 
