@@ -1,11 +1,18 @@
 #!/bin/bash
-# The guest half of `make demo` (tests/vm/demo.sh): several containers with the same hostname
-# mount one knfsd export, first without nsid, then with nsid-uniquifier setting each
-# container's NFS client identifier before its mount. Writes a before/after table to
-# $LAB_OUT/demo.txt; the checks go to stdout like any scenario.
+# The guest half of `make demo` (tests/vm/demo.sh), two parts on one knfsd export:
+#  1. client identity: several containers with the same hostname mount it, first without
+#     nsid, then with nsid-uniquifier setting each container's NFS client identifier before
+#     its mount;
+#  2. ID mapping (name mapping switched on): files owned by server-side users, seen from
+#     containers whose own passwd gives the same user@domain other uids, first with nfs-utils
+#     (nfsidmap as Debian ships it; then rpc.idmapd in each container), then with one
+#     nsid-idmapd answering each container's pipes from that container's passwd.
+# Writes a before/after table to $LAB_OUT/demo.txt; the checks go to stdout like any scenario.
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
+. "$LAB_LIB/idmapd-server.sh"
+. "$LAB_LIB/demo-idmap.sh"
 UNIQ="$LAB_BUILD/uniquifier/nsid-uniquifier"
 N=3
 T="$LAB_OUT/demo.txt"
@@ -65,6 +72,100 @@ if [ "$have_uniq" = 1 ]; then
   check_eq "still one confirmed client per container after the restart" "$N" "$restart_conf"
 fi
 
+# ---- ID mapping ------------------------------------------------------------------------------
+# Users. The server (rpc.idmapd -S with its own passwd): labalice 1500, labcarol 1502. The
+# client host (the guest's passwd, what nfsidmap reads): labalice 1500, no labcarol.
+# Containers k1, k2, each with its own passwd: labalice 400k, labcarol 420k, and nfs-utils'
+# rpc.idmapd -C on its own idmap pipes (from before its mount). The same two containers and
+# mounts all through; between steps the ID mapper is switched and the kernel's key cache
+# emptied. Each step looks at new files (STEP/alice, STEP/carol): no owner cached before.
+t_id0=$(lab_ms)
+tstep() { note "$1: $(( ($(lab_ms) - t_id0) / 1000 )) s into the ID mapping part"; }
+DW=/run/nsid-lab/demo-idmap
+mkdir -p "$DW"
+LOGS=$LAB_OUT; [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$DW
+demo_users_file /etc/passwd /etc/passwd "labalice=1500"
+demo_users_file /etc/group /etc/group "labalice=1500"
+demo_users_file "$DW/passwd-server" /etc/passwd "labcarol=1502"
+demo_users_file "$DW/group-server" /etc/group "labcarol=1502"
+for k in 1 2; do
+  demo_users_file "$DW/passwd-$k" /etc/passwd "labalice=400$k labcarol=420$k"
+  demo_users_file "$DW/group-$k" /etc/group "labalice=400$k labcarol=420$k"
+done
+own1="4001:4001 4201:4201" own2="4002:4002 4202:4202"
+step_files() { # step: the server's labalice and labcarol files for that step
+  mkdir -p "$LAB_EXPORT/$1"
+  echo alice > "$LAB_EXPORT/$1/alice"; chown 1500:1500 "$LAB_EXPORT/$1/alice"
+  echo carol > "$LAB_EXPORT/$1/carol"; chown 1502:1502 "$LAB_EXPORT/$1/carol"
+}
+check "name mapping on; knfsd's idmap channels answered by rpc.idmapd -S with the server's passwd" \
+  demo_idmap_on "$DW/passwd-server" "$DW/group-server" || bail "no server-side mapping"
+verdict() { [ "$1" = "$2" ] && echo right || echo wrong; } # got own
+check "nfs-common's request-key rule for id_resolver (nfsidmap) in place" demo_rk_rule on
+check "kernel ID key cache empty" demo_keys_clear
+tstep "users and server-side mapping set up"
+for k in 1 2; do
+  check "k$k created (own passwd), rpc.idmapd -C on its own pipes" \
+    demo_client_rpcidmapd "k$k" "$DW/passwd-$k" "$DW/group-$k" "$LOGS/demo-rpc.idmapd-k$k.log" || bail "no k$k"
+  check "k$k mounts" container_mount "k$k" vers=4.2 || bail "no k$k mount"
+done
+tstep "k1, k2 mounted"
+
+# (a) nfs-utils as Debian ships it: the request-key rule runs nfsidmap in the host's namespaces
+# (the kernel tries request-key first; the pipe only when that fails)
+step_files nfsidmap
+oa1=$(demo_owners k1 nfsidmap/alice nfsidmap/carol)
+oa2=$(demo_owners k2 nfsidmap/alice nfsidmap/carol)
+check "without nsid (nfsidmap): k1 does not see its own owners (sees $oa1)" test "$oa1" != "$own1"
+check "without nsid (nfsidmap): k2 does not see its own owners (sees $oa2)" test "$oa2" != "$own2"
+tstep "nfsidmap step done"
+
+# (b) no request-key rule: each container's rpc.idmapd answers its pipe from its passwd; the
+# first answer is cached in the kernel's one global key cache and served to the other container
+check "request-key rule for id_resolver removed (upcalls go to the pipes)" demo_rk_rule off
+check "kernel ID key cache empty" demo_keys_clear
+step_files rpcidmapd
+ob1=$(demo_owners k1 rpcidmapd/alice rpcidmapd/carol)
+ob2=$(demo_owners k2 rpcidmapd/alice rpcidmapd/carol)
+check_eq "rpc.idmapd per container: k1 (asked first) sees its own owners" "$own1" "$ob1"
+check "rpc.idmapd per container: k2 does not see its own owners (sees $ob2)" test "$ob2" != "$own2"
+ob2_src=""
+[ "$ob2" = "$ob1" ] && ob2_src=" = k1's answer, from the kernel's key cache"
+grep -E ' id_(resolv|legacy) +[ug]id:lab' /proc/keys | while read -r l; do note "/proc/keys after k2: $l"; done
+for k in 1 2; do check "rpc.idmapd in k$k stopped" demo_rpcidmapd_stop "k$k"; done
+tstep "rpc.idmapd step done"
+
+# (c) one nsid-idmapd answering each container's pipes from that container's passwd; it
+# takes over the pipes of the mounts that are already there
+check "kernel ID key cache empty" demo_keys_clear
+have_dm=0
+[ -x "$DM_BIN" ] && have_dm=1
+oc1="" oc2="" oc1b="" oc2b="" srvC="" errC=""
+if [ "$have_dm" = 1 ]; then
+  DM_SOCK=$DW/nsid-idmapd.sock
+  DM_LOG=$LOGS/demo-nsid-idmapd.log
+  demo_nsidd_start "$DW" "$DM_LOG"
+  check "nsid-idmapd started (one daemon, isolate-keys = yes)" dm_ready || bail "no nsid-idmapd"
+  for k in 1 2; do check "k$k registered with nsid-idmapd, its idmap pipe served" demo_nsidd_register "k$k" "$DM_LOG"; done
+  step_files nsid
+  oc2=$(demo_owners k2 nsid/alice nsid/carol)   # k2 first this time: the order must not matter
+  oc1=$(demo_owners k1 nsid/alice nsid/carol)
+  check_eq "with nsid: k2 (asked first) sees its own owners" "$own2" "$oc2"
+  check_eq "with nsid: k1 (asked second) sees its own owners" "$own1" "$oc1"
+  errC=$(container_exec k1 timeout 20 sh -c "echo k1 > /mnt/nfs/nsid/by-k1 && chown labcarol:labcarol /mnt/nfs/nsid/by-k1" 2>&1 |
+    tail -n1 | sed 's/^chown: .*: \([^:]*\)$/chown: \1/')
+  srvC=$(stat -c %u:%g "$LAB_EXPORT/nsid/by-k1" 2>&1)
+  check_eq "with nsid: k1's chown labcarol (its 4201) is labcarol (1502) on the server" 1502:1502 "$srvC"
+  oc2b=$(demo_owners k2 nsid/by-k1)
+  oc1b=$(demo_owners k1 nsid/by-k1)
+  check_eq "with nsid: k2 sees that file as its own labcarol" 4202:4202 "$oc2b"
+  check_eq "with nsid: k1 sees it as its own labcarol" 4201:4201 "$oc1b"
+  "$DM_BIN" --socket="$DM_SOCK" --status > "$LOGS/demo-nsid-idmapd-status.txt" 2>&1
+  dm_stop
+  check_eq "nsid-idmapd exited cleanly on SIGTERM" 0 "$?"
+fi
+tstep "nsid-idmapd step done (the whole ID mapping part)"
+
 # ---- the table ---------------------------------------------------------------------------
 say ""
 say "nsid demo on Linux $(uname -r): $N containers, all with hostname 'app', one knfsd export"
@@ -81,6 +182,26 @@ else
   row "with nsid: confirmed clients" "not there yet" "$UNIQ is not built"
   row "with nsid: same identity after a restart" "not there yet" ""
 fi
-row "file owned by a container user, seen inside" "not there yet" "ID mapping (nsid-idmap) is not wired into the demo yet"
+say ""
+say "ID mapping (name mapping on): on the export, STEP/alice and STEP/carol belong to the server's"
+say "labalice (1500) and labcarol (1502); the client host knows labalice as 1500 and no labcarol;"
+say "containers k1, k2 have their own passwd (labalice 400k, labcarol 420k) and each runs rpc.idmapd"
+say "on its own idmap pipes; the kernel's ID key cache is emptied before each step."
+say ""
+row "" "result" "uid:gid of STEP/alice STEP/carol, seen inside (own: k1 $own1, k2 $own2)"
+row "without nsid: nfsidmap (nfs-common's rule)" "" "STEP = nfsidmap"
+row "  k1" "$(verdict "$oa1" "$own1")" "$oa1"
+row "  k2" "$(verdict "$oa2" "$own2")" "$oa2"
+row "without nsid: rpc.idmapd in each container" "" "STEP = rpcidmapd (no request-key rule)"
+row "  k1 (asked first)" "$(verdict "$ob1" "$own1")" "$ob1"
+row "  k2" "$(verdict "$ob2" "$own2")" "$ob2$ob2_src"
+if [ "$have_dm" = 1 ]; then
+  row "with nsid: one nsid-idmapd, no rpc.idmapd" "" "STEP = nsid"
+  row "  k2 (asked first)" "$(verdict "$oc2" "$own2")" "$oc2"
+  row "  k1" "$(verdict "$oc1" "$own1")" "$oc1"
+  row "  k1: chown labcarol nsid/by-k1" "$([ "$srvC" = 1502:1502 ] && [ "$oc2b" = 4202:4202 ] && echo right || echo wrong)" "${errC:+$errC; }server stores $srvC, k2 sees $oc2b, k1 sees $oc1b"
+else
+  row "with nsid: one nsid-idmapd, no rpc.idmapd" "not there yet" "$DM_BIN is not built"
+fi
 say ""
 lab_done

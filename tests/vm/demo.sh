@@ -1,14 +1,17 @@
 #!/bin/bash
 # make demo: boot the lab once (6.12, or $NSID_DEMO_KERNEL) and show several containers
-# mounting one NFS server, before and after nsid. Usage: tests/vm/demo.sh BUILD_DIR
+# mounting one NFS server, before and after nsid: client identity, then ID mapping.
+# Usage: tests/vm/demo.sh BUILD_DIR
 set -u
 build=${1:?usage: tests/vm/demo.sh BUILD_DIR}
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 kernel=${NSID_DEMO_KERNEL:-6.12}
 out="$build/vm-lab/runs/demo-$kernel"
 mkdir -p "$build/vm-lab/runs"
-echo "demo: booting Linux $kernel under qemu (TCG, about a minute or two)..."
-"$here/lab-run" "$here/demo-guest.sh" "$kernel" --build "$build" --out "$out" > "$out.log" 2>&1
+echo "demo: booting Linux $kernel under qemu (TCG, three minutes or more on a busy host)..."
+# about 3 minutes of guest time (TCG, host shared with other guests); room for a loaded host
+"$here/lab-run" "$here/demo-guest.sh" "$kernel" --build "$build" --out "$out" \
+  --timeout "${NSID_DEMO_TIMEOUT:-600}" > "$out.log" 2>&1
 rc=$?
 if [ -s "$out/demo.txt" ]; then
   cat "$out/demo.txt"
