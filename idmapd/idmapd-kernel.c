@@ -339,8 +339,12 @@ void dm_pipe_readable(dm_pipe *p) {
         }
         query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);
         p->busy = true;
-        (void) dm_epoll_mod(p->fd, 0, &p->tag);
-        (void) dm_request(p->ns, &q, &t, NULL, NULL);
+        /* answered at once (cache, or memory): the pipe was never masked; queued to the
+         * resolver: masked until the answer (one outstanding request per pipe) */
+        if (dm_request(p->ns, &q, &t, NULL, NULL) == 0 && p->busy) {
+                p->masked = true;
+                (void) dm_epoll_mod(p->fd, 0, &p->tag);
+        }
 }
 
 /* Is this answer the same as the host's (so a shared key cache entry harms nobody)? */
@@ -378,12 +382,16 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
                 dm_keys_schedule_invalidate(p->ns, &pd->q);
 done:
         p->busy = false;
-        (void) dm_epoll_mod(p->fd, EPOLLIN, &p->tag);
+        if (p->masked) {
+                p->masked = false;
+                (void) dm_epoll_mod(p->fd, EPOLLIN, &p->tag);
+        }
 }
 
 /* ---- knfsd channels ---- */
 
-void dm_channel_readable(dm_ns *ns, int which) {
+/* One request of a channel: 1 if one was read, 0 if none is queued. */
+static int channel_request(dm_ns *ns, int which) {
         char buf[NSID_NFSD_LINE_MAX + 2];
         dm_pending t = { .origin = DM_ORIGIN_CHANNEL, .channel = which };
         dm_query q = { .view = ns->channel_view };
@@ -392,7 +400,7 @@ void dm_channel_readable(dm_ns *ns, int which) {
 
         n = read(ns->chan_fd[which], buf, sizeof(buf) - 1);
         if (n <= 0)
-                return;
+                return 0; /* a cache channel reads 0 when nothing is queued for it */
         ns->stats.channel_requests++;
         r = nsid_nfsd_request_parse((nsid_nfsd_channel) which, buf, (size_t) n, &t.chan_req);
         if (r < 0) {
@@ -401,7 +409,7 @@ void dm_channel_readable(dm_ns *ns, int which) {
                         strcpy(esc, "?");
                 dm_log(LOG_WARNING, ns, "%s: invalid request \"%s\": %s",
                        nsid_nfsd_channel_name((nsid_nfsd_channel) which), esc, strerror(-r));
-                return;
+                return 1;
         }
         if (which == NSID_NFSD_NAMETOID) {
                 q.kind = t.chan_req.group ? NSID_IDMAP_KEY_GID : NSID_IDMAP_KEY_UID;
@@ -413,10 +421,19 @@ void dm_channel_readable(dm_ns *ns, int which) {
                         dm_answer neg = { .error = -ENOENT };
                         t.ns = ns;
                         dm_channel_answer(&t, &neg);
-                        return;
+                        return 1;
                 }
         }
         (void) dm_request(ns, &q, &t, NULL, NULL);
+        return 1;
+}
+
+/* Every request knfsd has queued (its threads wait on them concurrently), a bounded number
+ * per wakeup so that the other namespaces' pipes and channels get their turn: one
+ * epoll_wait for a burst, not one per request. */
+void dm_channel_readable(dm_ns *ns, int which) {
+        for (int i = 0; i < 16 && ns->chan_fd[which] >= 0 && channel_request(ns, which); i++)
+                ;
 }
 
 void dm_channel_answer(dm_pending *pd, const dm_answer *a) {

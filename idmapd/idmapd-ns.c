@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,12 +167,19 @@ static dm_pending *pending_take(dm_ns *ns, uint64_t seq) {
         return NULL;
 }
 
+typedef struct scan_job scan_job;
+static void scan_done(scan_job *j);
+
 void dm_result_ready(void) {
         dm_result res;
         for (;;) {
                 ssize_t n = read(dm_results_fd[0], &res, sizeof(res));
                 if (n != (ssize_t) sizeof(res))
                         return; /* EAGAIN; writes of < PIPE_BUF bytes are atomic */
+                if (res.kind == DM_RESULT_SCAN) {
+                        scan_done(res.ptr);
+                        continue;
+                }
                 dm_ns *ns = dm_ns_find(&res.ns_id);
                 if (!ns)
                         continue; /* forgotten meanwhile */
@@ -199,6 +207,8 @@ void dm_result_ready(void) {
                         free(p);
                         break;
                 }
+                case DM_RESULT_SCAN:
+                        break; /* (above) */
                 }
         }
 }
@@ -282,6 +292,7 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
                 return NULL;
         }
         ns->id = info->id;
+        ns->born_us = dm_now_us();
         ns->netns = netns;
         ns->proc = proc;
         ns->initial = info->initial;
@@ -299,16 +310,8 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
         return ns;
 }
 
-int dm_ns_rescan(void) {
-        nsid_netns_info *v = NULL;
-        size_t n = 0;
-        int r;
-
-        r = nsid_netns_scan(&v, &n);
-        if (r < 0) {
-                dm_log(LOG_ERR, NULL, "network namespace scan failed: %s", strerror(-r));
-                return r;
-        }
+/* Bring the namespaces in line with a scan of /proc begun at scan_us (and free it). */
+static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
         unsigned g = ++scan_generation;
         for (size_t i = 0; i < n; i++) {
                 dm_ns *ns = dm_ns_find(&v[i].id);
@@ -358,7 +361,9 @@ int dm_ns_rescan(void) {
         dm_ns *gone = NULL;
         for (dm_ns **pp = &dm_namespaces; *pp;) {
                 dm_ns *ns = *pp;
-                if (ns->generation == g) {
+                /* (one found after the scan had begun, by a registration or another scan,
+                 * was not there yet for this one to see) */
+                if (ns->generation == g || ns->born_us >= scan_us) {
                         pp = &ns->next;
                         continue;
                 }
@@ -374,6 +379,89 @@ int dm_ns_rescan(void) {
                 ns_free(ns);
         }
         return 0;
+}
+
+int dm_ns_rescan(void) {
+        nsid_netns_info *v = NULL;
+        size_t n = 0;
+        int64_t t = dm_now_us();
+        int r = nsid_netns_scan(&v, &n);
+        if (r < 0) {
+                dm_log(LOG_ERR, NULL, "network namespace scan failed: %s", strerror(-r));
+                return r;
+        }
+        return rescan_apply(v, n, t);
+}
+
+/* ---- the periodic rescan, in a thread ----
+ * Walking /proc (every process's namespaces, a mountinfo per mount namespace) took the
+ * main thread away from the pipes and channels for as long as it lasted, every
+ * rescan-interval: the requests that came meanwhile waited (bench-idmapd, uprobes on
+ * dm_ns_rescan). The periodic one is a fallback (/run/netns is watched, hooks register), so a
+ * thread walks /proc and the main thread only applies the result. */
+struct scan_job {
+        int64_t started_us;
+        nsid_netns_info *v;
+        size_t n;
+        int r;
+};
+static pthread_t scan_thread;
+static bool scan_running = false;
+
+static void *scan_main(void *arg) {
+        scan_job *j = arg;
+        j->r = nsid_netns_scan(&j->v, &j->n);
+        dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
+        /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
+        if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
+                nsid_netns_info_free(j->v, j->n);
+                j->v = NULL;
+                j->n = 0;
+                j->r = -EIO;
+        }
+        return NULL;
+}
+
+void dm_ns_rescan_async(void) {
+        if (scan_running)
+                return;
+        scan_job *j = calloc(1, sizeof(*j));
+        if (!j) {
+                (void) dm_ns_rescan();
+                return;
+        }
+        j->started_us = dm_now_us();
+        if (pthread_create(&scan_thread, NULL, scan_main, j) != 0) {
+                free(j);
+                (void) dm_ns_rescan();
+                return;
+        }
+        scan_running = true;
+}
+
+static void scan_done(scan_job *j) {
+        (void) pthread_join(scan_thread, NULL);
+        scan_running = false;
+        if (j->r < 0)
+                dm_log(LOG_ERR, NULL, "network namespace scan failed: %s", strerror(-j->r));
+        else
+                (void) rescan_apply(j->v, j->n, j->started_us);
+        free(j);
+}
+
+/* At exit: the scan thread's result, if one is on its way, is freed, not applied. */
+static void scan_stop(void) {
+        if (!scan_running)
+                return;
+        (void) pthread_join(scan_thread, NULL);
+        scan_running = false;
+        dm_result res;
+        while (read(dm_results_fd[0], &res, sizeof(res)) == (ssize_t) sizeof(res))
+                if (res.kind == DM_RESULT_SCAN) {
+                        scan_job *j = res.ptr;
+                        nsid_netns_info_free(j->v, j->n);
+                        free(j);
+                }
 }
 
 int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
@@ -403,6 +491,7 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
 }
 
 void dm_ns_free_all(void) {
+        scan_stop();
         while (dm_namespaces) {
                 dm_ns *ns = dm_namespaces;
                 dm_namespaces = ns->next;
@@ -414,7 +503,7 @@ void dm_ns_periodic(int64_t now_us) {
         static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0;
         if (now_us >= next_rescan) {
                 next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
-                (void) dm_ns_rescan();
+                dm_ns_rescan_async();
         }
         if (now_us >= next_refresh) {
                 next_refresh = now_us + (int64_t) dm_cfg.refresh_interval * 1000000;

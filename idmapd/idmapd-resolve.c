@@ -54,6 +54,9 @@ struct dm_resolver {
         pthread_cond_t cond;
         job *head, *tail;
         bool started, want_refresh, want_identifier;
+        /* a passwd/group check asked for and not done yet (set by the main thread under
+         * lock, cleared by the resolver thread when the check is over) */
+        atomic_bool refresh_due;
         /* immutable */
         nsid_ns_id ns_id;
         bool is_host, initial;
@@ -282,7 +285,13 @@ static int ensure_loaded(dm_resolver *r) {
 }
 
 /* Check passwd/group (and the domain); on change post a cache flush. */
+static void refresh_check(dm_resolver *r);
 static void refresh(dm_resolver *r) {
+        refresh_check(r);
+        atomic_store(&r->refresh_due, false);
+}
+
+static void refresh_check(dm_resolver *r) {
         nsid_userdb *n = NULL;
         char old_domain[512];
         int e;
@@ -489,8 +498,13 @@ static void *thread_main(void *arg) {
                         continue;
                 }
                 if (do_refresh) {
-                        if (!r->is_host)
+                        /* asked twice for one due check (by the periodic tick and by a
+                         * request that found it due, dm_resolver_answer_now): once is enough */
+                        if (!r->is_host && dm_now_us() - r->last_refresh_us >=
+                                                   (int64_t) dm_cfg.refresh_interval * 500000)
                                 refresh(r);
+                        else
+                                atomic_store(&r->refresh_due, false);
                         continue;
                 }
                 if (j->kind == JOB_STOP) {
@@ -518,6 +532,7 @@ dm_resolver *dm_resolver_new(dm_ns *ns) {
         if (!r)
                 return NULL;
         atomic_init(&r->refs, 1);
+        atomic_init(&r->refresh_due, false);
         pthread_mutex_init(&r->lock, NULL);
         pthread_mutex_init(&r->db_lock, NULL);
         pthread_cond_init(&r->cond, NULL);
@@ -585,6 +600,7 @@ void dm_resolver_poke_refresh(dm_resolver *r) {
                 return;
         pthread_mutex_lock(&r->lock);
         r->want_refresh = true;
+        atomic_store(&r->refresh_due, true);
         pthread_cond_signal(&r->cond);
         pthread_mutex_unlock(&r->lock);
 }
@@ -605,15 +621,26 @@ void dm_resolver_request_identifier(dm_resolver *r) {
  * 0 and goes to the thread as before. */
 int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a) {
         int done = 0;
+        bool poke = false;
         if (!r || r->is_host || pthread_mutex_trylock(&r->db_lock) != 0)
                 return 0;
-        if (r->db && r->map[0] && r->map[1] &&
-            dm_now_us() - r->last_refresh_us < (int64_t) dm_cfg.refresh_interval * 1000000) {
+        int64_t age = dm_now_us() - r->last_refresh_us, every = (int64_t) dm_cfg.refresh_interval * 1000000;
+        /* Checked within the interval: answer. Due by less than a quarter interval: answer
+         * from the data in hand and have the thread check now, in the background (the
+         * periodic check of a namespace with cached answers was only not run yet: the main
+         * loop's 100 ms tick and the thread's wakeup lag behind the interval, and a request
+         * there waited for a whole check of passwd, group and idmapd.conf through the
+         * container's root). Any older (an idle namespace, a flushed cache, a thread stuck
+         * on a hung mount): to the thread, which checks first, as before. */
+        if (r->db && r->map[0] && r->map[1] && age < every + every / 4) {
                 *a = (dm_answer) {};
                 answer_from_db(r, q, a);
                 done = 1;
+                poke = age >= every && !atomic_load(&r->refresh_due);
         }
         pthread_mutex_unlock(&r->db_lock);
+        if (poke)
+                dm_resolver_poke_refresh(r);
         return done;
 }
 

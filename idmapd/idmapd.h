@@ -106,6 +106,7 @@ struct dm_pipe {
         int fd;
         char clnt[64];
         bool busy;   /* one outstanding request per pipe */
+        bool masked; /* out of the epoll set while its request waits for a resolver */
         bool seen;
 };
 
@@ -133,6 +134,7 @@ struct dm_ns {
         dm_tag chan_tag[2];
         int chan_error;
         dm_pending *pending;
+        int64_t born_us;         /* a scan begun before this cannot say it is gone */
         int64_t next_attach_us; /* retry attaching rpc_pipefs / channels */
         char identifier_state[96];
 };
@@ -191,9 +193,15 @@ int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *us
  * of a netns (see idmapd-resolve.c: the nfs_client's and the listener's creator). */
 void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel);
 
-typedef enum dm_result_kind { DM_RESULT_ANSWER, DM_RESULT_FLUSH, DM_RESULT_IDENTIFIER } dm_result_kind;
+typedef enum dm_result_kind {
+        DM_RESULT_ANSWER,
+        DM_RESULT_FLUSH,
+        DM_RESULT_IDENTIFIER,
+        DM_RESULT_SCAN, /* a periodic /proc scan done by its thread (ptr: idmapd-ns.c's) */
+} dm_result_kind;
 typedef struct dm_result {
         dm_result_kind kind;
+        void *ptr;
         nsid_ns_id ns_id;
         uint64_t seq;
         dm_query q;
@@ -223,6 +231,8 @@ dm_ns *dm_ns_find(const nsid_ns_id *id);
 dm_ns *dm_ns_find_ino(uint64_t ino);
 dm_ns *dm_ns_host(void);
 int dm_ns_rescan(void);
+/* The periodic rescan: /proc walked by a thread, the result applied by dm_result_ready(). */
+void dm_ns_rescan_async(void);
 int dm_ns_register_pid(pid_t pid, dm_ns **ret);
 void dm_ns_free_all(void);
 /* Start a request: answered from the cache at once (returns 1 and fills *ret), or queued to
