@@ -28,18 +28,12 @@ static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ms) {
                         continue;
                 if (errno != EAGAIN)
                         return negative_errno();
-                for (;;) {
-                        uint64_t now = now_monotonic_ms();
-                        struct pollfd pf = { .fd = fd, .events = POLLOUT };
-                        if (now >= deadline_ms)
-                                return -ETIMEDOUT;
-                        int r = poll(&pf, 1, deadline_ms - now > INT_MAX ? INT_MAX
-                                                                         : (int) (deadline_ms - now));
-                        if (r > 0)
-                                break;
-                        if (r < 0 && errno != EINTR)
-                                return negative_errno();
-                }
+                int r;
+                do
+                        r = fd_wait_deadline(fd, POLLOUT, deadline_ms);
+                while (r == 0);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

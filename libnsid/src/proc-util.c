@@ -26,6 +26,19 @@ uint64_t now_monotonic_ms(void) {
         return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
 }
 
+int fd_wait_deadline(int fd, short events, uint64_t deadline_ms) {
+        uint64_t now = now_monotonic_ms();
+        struct pollfd p = { .fd = fd, .events = events };
+        int r;
+
+        if (now >= deadline_ms)
+                return -ETIMEDOUT;
+        r = poll(&p, 1, deadline_ms - now > INT_MAX ? INT_MAX : (int) (deadline_ms - now));
+        if (r < 0)
+                return errno == EINTR ? 0 : negative_errno();
+        return r; /* 0: woken up within the deadline's last millisecond */
+}
+
 int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newline, char *buf,
                      char **ret_data, size_t *ret_size) {
         _cleanup_free_ char *owned = NULL;
@@ -49,16 +62,11 @@ int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newl
                 ssize_t k;
 
                 if (deadline_ms != READ_NO_DEADLINE) {
-                        uint64_t now = now_monotonic_ms();
-                        struct pollfd p = { .fd = fd, .events = POLLIN };
-                        if (now >= deadline_ms)
-                                return -ETIMEDOUT;
-                        int r = poll(&p, 1, deadline_ms - now > INT_MAX ? INT_MAX
-                                                                        : (int) (deadline_ms - now));
-                        if (r < 0 && errno != EINTR)
-                                return negative_errno();
-                        if (r <= 0)
-                                continue; /* EINTR, or woken up within the last millisecond */
+                        int r = fd_wait_deadline(fd, POLLIN, deadline_ms);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                continue;
                 }
                 if (owned && size == cap && cap < max) {
                         size_t ncap = cap > (max - 1) / 2 ? max : cap * 2 + 1;

@@ -19,6 +19,10 @@ uint64_t now_monotonic_ms(void);
 
 #define READ_NO_DEADLINE UINT64_MAX
 
+/* poll(2) fd for events until deadline_ms: 1 when ready, 0 when woken up early (EINTR; call
+ * again), -ETIMEDOUT once the deadline has passed, or another negative errno. */
+int fd_wait_deadline(int fd, short events, uint64_t deadline_ms);
+
 /* Read fd (a pipe, socket or file; blocking or not) until EOF, or with stop_at_newline
  * until the first '\n', all before deadline_ms (now_monotonic_ms() clock): -ETIMEDOUT.
  * Each read waits in poll(POLLIN) first; EAGAIN and EINTR wait again. READ_NO_DEADLINE: plain
