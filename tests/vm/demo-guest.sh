@@ -188,7 +188,7 @@ say "labalice (1500) and labcarol (1502); the client host knows labalice as 1500
 say "containers k1, k2 have their own passwd (labalice 400k, labcarol 420k) and each runs rpc.idmapd"
 say "on its own idmap pipes; the kernel's ID key cache is emptied before each step."
 say ""
-row "" "result" "uid:gid of STEP/alice STEP/carol, seen inside (own: k1 $own1, k2 $own2)"
+row "" "result" "uid:gid of STEP/alice STEP/carol, as stat shows them inside"
 row "without nsid: nfsidmap (nfs-common's rule)" "" "STEP = nfsidmap"
 row "  k1" "$(verdict "$oa1" "$own1")" "$oa1"
 row "  k2" "$(verdict "$oa2" "$own2")" "$oa2"
