@@ -11,7 +11,9 @@
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <paths.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include "lazylib.h"
 
 static bool log_stderr;
+static bool log_syslog;
 static int log_fd = -1;
 static int log_max = LOG_INFO;
 static const char *log_ident = "nsid-idmap";
@@ -42,7 +45,11 @@ void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_
                 log_fd = open(log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
                               0600);
         }
-        if (!to_stderr)
+        /* Without a syslog socket every message would be dropped (no LOG_CONS), after
+         * syslog() had formatted it and read the time zone file for its time stamp: that
+         * work, at every upcall, is skipped when there is no socket at all. */
+        log_syslog = !to_stderr && access(_PATH_LOG, F_OK) == 0;
+        if (log_syslog)
                 openlog(ident, LOG_PID, LOG_DAEMON);
 }
 
@@ -57,7 +64,7 @@ void logmsg(int priority, const char *format, ...) {
         va_end(ap);
         if (log_stderr)
                 fprintf(stderr, "%s: %s\n", log_ident, buf);
-        else
+        else if (log_syslog)
                 syslog(priority, "%s", buf);
         if (log_fd >= 0)
                 dprintf(log_fd, "%s[%d]: %s\n", log_ident, (int) getpid(), buf);
@@ -243,19 +250,30 @@ static key_serial_t find_auth_key(key_serial_t target) {
         return -ENOKEY;
 }
 
-static int ns_info(nsid_proc *p, nsid_ns_type type, uint64_t *ret_ino, int *ret_initial) {
-        nsid_ns *ns = NULL;
-        nsid_ns_id id;
-        int r = nsid_proc_open_ns(p, type, &ns);
-        if (r < 0)
-                return r;
-        r = nsid_ns_get_id(ns, &id);
-        if (r >= 0) {
-                *ret_ino = id.ino;
-                *ret_initial = nsid_ns_is_initial(ns);
+/* The requester's namespace of one type: its inode (a stat() of /proc/PID/ns/NAME, which
+ * follows the link to the namespace) and whether it is the initial one (the reserved inode
+ * of newer kernels, else the same as PID 1's). One or two system calls instead of opening
+ * the namespace; the pid is checked to still be the requester's (its pidfd) once all are
+ * read, in requester_find(). */
+static int ns_info(pid_t pid, nsid_ns_type type, uint32_t reserved, uint64_t *ret_ino,
+                   int *ret_initial) {
+        const char *name = nsid_ns_type_name(type);
+        char path[64];
+        struct stat st, init;
+
+        snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int) pid, name);
+        if (stat(path, &st) < 0)
+                return -errno;
+        *ret_ino = (uint64_t) st.st_ino;
+        if ((uint64_t) st.st_ino == reserved)
+                *ret_initial = 1;
+        else {
+                snprintf(path, sizeof(path), "/proc/1/ns/%s", name);
+                *ret_initial = stat(path, &init) < 0 ? -errno
+                                                      : init.st_dev == st.st_dev &&
+                                                                init.st_ino == st.st_ino;
         }
-        nsid_ns_unref(ns);
-        return r;
+        return 0;
 }
 
 /* nsid_proc_keys_find() on the one line that starts with the serial: /proc/keys lines start
@@ -314,8 +332,24 @@ int requester_find(key_serial_t target, requester *ret) {
          * cache and every other root key, a cost growing with the cache at every upcall. It
          * is opened with the file-system uid of nobody (the opener's credentials decide what
          * it shows): then it shows the keys we possess, our session keyring with the
-         * .request_key_auth key among them, and hardly anything else. */
+         * .request_key_auth key among them, and hardly anything else.
+         *
+         * The kernel still walks every key of the system to decide what to show, and for
+         * each one searches the opener's keyrings for it (possession); with the authority
+         * for the key under construction assumed (request-key assumes it for us), that
+         * search also goes through all of the requester's keyrings, which hold the keys it
+         * asked for before: the read cost grew with the size of the requester's key cache
+         * (measured in the lab: the largest part of finding the requester). So the
+         * authority is put down for the read and taken up again after it (instantiating
+         * the key needs it); our session keyring still holds the .request_key_auth key, so
+         * its line is still shown. */
+        bool dropped = keyctl_assume_authority(0) == 0;
         k = proc_keys_read_as_nobody(&keys, &size);
+        if (dropped && keyctl_assume_authority(target) < 0) {
+                int err = errno;
+                free(keys);
+                return err ? -err : -EKEYREVOKED;
+        }
         if (k < 0)
                 return k;
         /* (CAP_SETUID was kept only for that) */
@@ -349,9 +383,15 @@ int requester_find(key_serial_t target, requester *ret) {
                 log_escape(comm, cl, r.comm, sizeof(r.comm));
                 free(comm);
         }
-        (void) ns_info(r.proc, NSID_NS_NET, &r.net_ino, &r.net_initial);
-        (void) ns_info(r.proc, NSID_NS_USER, &r.user_ino, &r.user_initial);
-        (void) ns_info(r.proc, NSID_NS_MNT, &r.mnt_ino, &r.mnt_initial);
+        /* (include/linux/proc_ns.h: the inodes of the initial namespaces; net and mnt
+         * have theirs since 6.x, before that they are dynamic and compared with PID 1's) */
+        (void) ns_info(pid, NSID_NS_NET, 0xEFFFFFF9U, &r.net_ino, &r.net_initial);
+        (void) ns_info(pid, NSID_NS_USER, 0xEFFFFFFDU, &r.user_ino, &r.user_initial);
+        (void) ns_info(pid, NSID_NS_MNT, 0xEFFFFFF8U, &r.mnt_ino, &r.mnt_initial);
+        if (nsid_proc_check_alive(r.proc) < 0) {
+                nsid_proc_unref(r.proc);
+                return -ESRCH;
+        }
         if (r.mnt_initial == 1)
                 r.mnt_owner_initial = 1;
         else {
@@ -418,24 +458,41 @@ void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int 
  * capset, one prctl: cheap enough for every upcall. Not the bounding set: this program never
  * execs. Returns 0 or -errno (then the capabilities are unchanged). */
 int caps_keep(uint64_t keep) {
+        /* what the last call left (only ever narrowed, by this function alone): later calls
+         * need neither capget nor a second prctl */
+        static bool known, nnp;
+        static uint64_t perm_now;
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct d[2] = {};
 
-        if (syscall(SYS_capget, &h, d) < 0)
-                return -errno;
-        uint64_t perm = ((uint64_t) d[1].permitted << 32) | d[0].permitted;
-        uint64_t eff = ((uint64_t) d[1].effective << 32) | d[0].effective;
-        uint64_t k = keep & perm;
-        if (k == perm && k == eff && d[0].inheritable == 0 && d[1].inheritable == 0)
-                goto nnp;
-        d[0].permitted = d[0].effective = (uint32_t) k;
-        d[1].permitted = d[1].effective = (uint32_t) (k >> 32);
-        d[0].inheritable = d[1].inheritable = 0;
-        if (syscall(SYS_capset, &h, d) < 0)
-                return -errno;
-nnp:
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return -errno;
+        if (!known) {
+                if (syscall(SYS_capget, &h, d) < 0)
+                        return -errno;
+                uint64_t perm = ((uint64_t) d[1].permitted << 32) | d[0].permitted;
+                uint64_t eff = ((uint64_t) d[1].effective << 32) | d[0].effective;
+                uint64_t k = keep & perm;
+                if (k != perm || k != eff || d[0].inheritable != 0 || d[1].inheritable != 0) {
+                        memset(d, 0, sizeof(d));
+                        d[0].permitted = d[0].effective = (uint32_t) k;
+                        d[1].permitted = d[1].effective = (uint32_t) (k >> 32);
+                        if (syscall(SYS_capset, &h, d) < 0)
+                                return -errno;
+                }
+                known = true;
+                perm_now = k;
+        } else if ((keep & perm_now) != perm_now) {
+                uint64_t k = keep & perm_now;
+                d[0].permitted = d[0].effective = (uint32_t) k;
+                d[1].permitted = d[1].effective = (uint32_t) (k >> 32);
+                if (syscall(SYS_capset, &h, d) < 0)
+                        return -errno;
+                perm_now = k;
+        }
+        if (!nnp) {
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                        return -errno;
+                nnp = true;
+        }
         return 0;
 }
 
@@ -538,16 +595,21 @@ long keyctl_reject(key_serial_t id, unsigned timeout, unsigned error, key_serial
                        (unsigned long) error, (long) ringid);
 }
 
+long keyctl_assume_authority(key_serial_t id) {
+        return syscall(SYS_keyctl, KEYCTL_ASSUME_AUTHORITY, (long) id, 0L, 0L, 0L);
+}
+
 long keyctl_invalidate(key_serial_t id) {
         return syscall(SYS_keyctl, KEYCTL_INVALIDATE, (long) id, 0L, 0L, 0L);
 }
 
 /* Both *_alloc: a malloc'ed copy with a NUL appended, the length without it; -1 and errno. */
 static int keyctl_alloc(int op, key_serial_t id, char **ret) {
-        long n = syscall(SYS_keyctl, op, (long) id, NULL, 0L, 0L);
+        /* a first guess that holds any id_resolver description and most key lists: one
+         * system call instead of asking for the size first (a multiple of 4: a keyring's
+         * read wants whole serials, EINVAL otherwise) */
+        long n = 512;
         for (;;) {
-                if (n < 0)
-                        return -1;
                 char *b = malloc((size_t) n + 1);
                 if (!b)
                         return -1;
@@ -563,7 +625,7 @@ static int keyctl_alloc(int op, key_serial_t id, char **ret) {
                         *ret = b;
                         return (int) m;
                 }
-                free(b); /* it grew: again with the new size */
+                free(b); /* too small: again with the size it needs */
                 n = m;
         }
 }
