@@ -9,6 +9,9 @@
  *
  *   nsid-rk-bench-req DOMAIN COUNT RULEFILE TAG=PROGRAM-AND-ARGS...
  * (PROGRAM-AND-ARGS is what goes before "%k %d" in the rule.)
+ * NSID_BENCH_USER_PREFIX=P: asks "user" keys "P<desc>" instead (the host has no id_resolver
+ * key type without the nfs modules; helpers then need their test prefix option), so the same
+ * comparison runs on the host for profiling.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +32,14 @@ static long now_us(void) {
         return t.tv_sec * 1000000L + t.tv_nsec / 1000;
 }
 
+static const char *user_prefix;
+
 static int set_rule(const char *path, const char *prog) {
         char tmp[4096], line[4096];
-        int n = snprintf(line, sizeof(line), "create id_resolver * * %s %%k %%d\n", prog);
+        int n = user_prefix ? snprintf(line, sizeof(line), "create user %s* * %s %%k %%d\n",
+                                       user_prefix, prog)
+                            : snprintf(line, sizeof(line), "create id_resolver * * %s %%k %%d\n",
+                                       prog);
         snprintf(tmp, sizeof(tmp), "%s.tmp", path);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, line, (size_t) n) != n || close(fd) < 0)
@@ -52,6 +60,9 @@ int main(int argc, char **argv) {
         const char *domain = argv[1], *rule = argv[3];
         long count = strtol(argv[2], NULL, 10);
         int nv = argc - 4;
+        user_prefix = getenv("NSID_BENCH_USER_PREFIX");
+        const char *ktype = user_prefix ? "user" : "id_resolver";
+        const char *up = user_prefix ? user_prefix : "";
         char tag[MAXV][16];
         const char *prog[MAXV];
         long *us[MAXV], ok[MAXV] = {}, bad[MAXV] = {}, total[MAXV] = {};
@@ -78,11 +89,11 @@ int main(int argc, char **argv) {
                                 return 1;
                         }
                         if (i < 0)
-                                snprintf(desc, sizeof(desc), "uid:b%swarmup@%s", tag[v], domain);
+                                snprintf(desc, sizeof(desc), "%suid:b%swarmup@%s", up, tag[v], domain);
                         else
-                                snprintf(desc, sizeof(desc), "uid:b%s%ld@%s", tag[v], i, domain);
+                                snprintf(desc, sizeof(desc), "%suid:b%s%ld@%s", up, tag[v], i, domain);
                         long t0 = now_us();
-                        long k = syscall(SYS_request_key, "id_resolver", desc, "", 0L);
+                        long k = syscall(SYS_request_key, ktype, desc, "", 0L);
                         long d = now_us() - t0;
                         if (i < 0)
                                 continue;
