@@ -6,6 +6,7 @@
  * timeout; only when even the rejection fails (or the serial itself is unusable) does the
  * helper exit non-zero leaving the kernel to negate the key.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -28,6 +29,10 @@
 #include "nsid-idmap.h"
 #define LAZY_WANT_NFSIDMAP
 #include "lazylib.h"
+
+#ifndef NSID_NFSIDMAP_PLUGIN_DIR
+#define NSID_NFSIDMAP_PLUGIN_DIR "/usr/lib/x86_64-linux-gnu/libnfsidmap"
+#endif
 
 #define NAME_BUF (NSID_IDMAP_KEYDESC_NAME_MAX + 1)
 #define NOBODY_ID 65534u
@@ -59,6 +64,16 @@ static int nfsidmap_init(const idmap_opts *o) {
         int l = lazy_nfsidmap_load();
         if (l < 0)
                 return l;
+        /* libnfsidmap loads each translation plugin by its bare name first ("nsswitch.so",
+         * so that the library search path may override it) and from its own directory only
+         * when that fails: on Debian 12 some 40 failed opens and stats of library
+         * directories at every upcall (nfsidmap pays them too; in the lab, over 9p, a third
+         * of this helper's time without the daemon). The default plugin is loaded here from
+         * libnfsidmap's directory; its soname is "nsswitch.so", so the search by that name
+         * finds it already loaded. (The override the search allows could only come from
+         * /lib or /usr/lib themselves: request-key runs us without LD_LIBRARY_PATH and
+         * ldconfig does not cache such names.) Other methods load as before. */
+        (void) dlopen(NSID_NFSIDMAP_PLUGIN_DIR "/nsswitch.so", RTLD_NOW | RTLD_LOCAL);
         if (o->verbose > 1)
                 nfs4_set_debug(o->verbose, nfsidmap_debug);
         int r = nfs4_init_name_mapping((char *) o->idmapd_conf);
@@ -130,6 +145,16 @@ static void load_policy(const idmap_opts *o, policy *ret) {
                 if (r != -ENOENT)
                         logmsg(LOG_WARNING, "cannot read %s: %s; using the default policy",
                                o->nsid_conf, strerror(-r));
+                *ret = p;
+                return;
+        }
+        /* No [idmap] section without the word (section names compare case-insensitively):
+         * nothing to look up, and libinih need not be loaded (lazy-inih.c). */
+        bool named = false;
+        for (size_t i = 0; i + 5 <= size && !named; i++)
+                named = strncasecmp(text + i, "idmap", 5) == 0;
+        if (!named) {
+                free(text);
                 *ret = p;
                 return;
         }
