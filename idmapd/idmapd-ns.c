@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,6 +411,10 @@ static bool scan_running = false;
 
 static void *scan_main(void *arg) {
         scan_job *j = arg;
+        /* and yields the CPU to everything else: with few CPUs, a scan taking its share
+         * still delayed the answers (hundreds of ms of CPU in the lab's TCG guests) */
+        struct sched_param sp = { .sched_priority = 0 };
+        (void) pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
         j->r = nsid_netns_scan(&j->v, &j->n);
         dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
         /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
@@ -453,6 +458,9 @@ static void scan_done(scan_job *j) {
 static void scan_stop(void) {
         if (!scan_running)
                 return;
+        /* (an idle-priority thread on a busy machine could make the exit wait long) */
+        struct sched_param sp = { .sched_priority = 0 };
+        (void) pthread_setschedparam(scan_thread, SCHED_OTHER, &sp);
         (void) pthread_join(scan_thread, NULL);
         scan_running = false;
         dm_result res;

@@ -9,7 +9,9 @@
 #   - rpc.idmapd as nfs-utils ships it, deployed per container: one -S inside s1 (netns +
 #     mount ns) and one -C inside each client container (its rpc_pipefs); nsid-idmapd: one
 #     daemon for all of them (isolate-keys = no here, as rpc.idmapd does not invalidate keys;
-#     what isolation costs is measured in tests/vm/scenarios/idmapd-pipes.sh);
+#     what isolation costs is measured in tests/vm/scenarios/idmapd-pipes.sh; host-pipes and
+#     set-identifier off, as rpc.idmapd serves neither; everything else as shipped:
+#     rescan-interval 10, refresh-interval 2, cache-ttl 600);
 #   - serial passes (one process in c1, one cold `stat` after the other: latency as a user's
 #     `ls -l` sees it, bounded by the NFS round trips, not by the daemon):
 #       both:     everything cold: knfsd asks the channels, the client asks its pipe
@@ -50,7 +52,7 @@ N=${BENCH_N:-100}
 NC=${BENCH_CHOWN:-20}
 K=${BENCH_CLIENTS:-4}
 P=${BENCH_PROCS:-2}
-M=${BENCH_SAT:-50}
+M=${BENCH_SAT:-100}
 PASSES=${BENCH_PASSES:-serial sat}
 # ABBA: the guest's speed drifts with the host's load; run in this order it weighs the
 # same on both daemons (a drift that is linear in time cancels out of the pooled numbers)
@@ -262,7 +264,6 @@ run_daemon() { # rpc|nsid
 host-pipes = no
 set-identifier = no
 isolate-keys = no
-rescan-interval = 2
 state-dir = $W/state
 CONF
     dm_start "$W/nsid.conf" "$LOGS/bench-nsid-idmapd-$TURN.log"
