@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <nsid/fdio.h>
 #include <nsid/identity.h>
 #include <nsid/log.h>
 #include <nsid/netns.h>
@@ -670,7 +671,8 @@ static int cmd_oci_hook(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
         }
-        r = read_all_timeout(STDIN_FILENO, OCI_STATE_MAX, arg.timeout_ms, &data, &size);
+        r = nsid_fd_read_timeout(STDIN_FILENO, OCI_STATE_MAX,
+                                 arg.timeout_ms > 0 ? (unsigned) arg.timeout_ms : 0, &data, &size);
         if (r < 0) {
                 errorf("oci-hook: reading the state from stdin: %s",
                        r == -EFBIG ? "larger than 1 MiB" : strerror(-r));

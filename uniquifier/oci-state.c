@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <nsid/fdio.h>
 
 #include "oci-state.h"
 
@@ -160,9 +159,4 @@ out:
         if (r < 0 && ret_error)
                 *ret_error = err;
         return r < 0 ? r : 0;
-}
-
-int read_all_timeout(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_size) {
-        return nsid_fd_read_timeout(fd, max, timeout_ms > 0 ? (unsigned) timeout_ms : 0, ret,
-                                    ret_size);
 }

@@ -25,8 +25,4 @@ typedef struct oci_state {
 int oci_state_parse(const char *data, size_t size, oci_state *ret, const char **ret_error);
 void oci_state_done(oci_state *s);
 
-/* Read fd to EOF: at most max bytes (-EFBIG beyond), waiting at most timeout_ms in total
- * (-ETIMEDOUT). */
-int read_all_timeout(int fd, size_t max, int timeout_ms, char **ret, size_t *ret_size);
-
 #endif
