@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -399,7 +399,10 @@ int dm_ns_rescan(void) {
  * main thread away from the pipes and channels for as long as it lasted, every
  * rescan-interval: the requests that came meanwhile waited (bench-idmapd, uprobes on
  * dm_ns_rescan). The periodic one is a fallback (/run/netns is watched, hooks register), so a
- * thread walks /proc and the main thread only applies the result. */
+ * thread of its own walks /proc, at nice 19 (with few CPUs, a scan taking its full share
+ * still delayed answers: 35-900 ms of CPU a scan in the lab's TCG guests), and the main
+ * thread only applies the result. The thread lives as long as the daemon (a thread count
+ * that does not come and go with every scan). */
 struct scan_job {
         int64_t started_us;
         nsid_netns_info *v;
@@ -407,46 +410,65 @@ struct scan_job {
         int r;
 };
 static pthread_t scan_thread;
-static bool scan_running = false;
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t scan_cond = PTHREAD_COND_INITIALIZER;
+static bool scan_started = false, scan_running = false; /* main thread only */
+static bool scan_want = false, scan_quit = false;      /* under scan_lock */
 
 static void *scan_main(void *arg) {
-        scan_job *j = arg;
-        /* and yields the CPU to everything else: with few CPUs, a scan taking its share
-         * still delayed the answers (hundreds of ms of CPU in the lab's TCG guests) */
-        struct sched_param sp = { .sched_priority = 0 };
-        (void) pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-        j->r = nsid_netns_scan(&j->v, &j->n);
-        dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
-        /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
-        if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
-                nsid_netns_info_free(j->v, j->n);
-                j->v = NULL;
-                j->n = 0;
-                j->r = -EIO;
+        (void) setpriority(PRIO_PROCESS, (id_t) gettid(), 19);
+        for (;;) {
+                pthread_mutex_lock(&scan_lock);
+                while (!scan_want && !scan_quit)
+                        pthread_cond_wait(&scan_cond, &scan_lock);
+                bool quit = scan_quit;
+                scan_want = false;
+                pthread_mutex_unlock(&scan_lock);
+                if (quit)
+                        return NULL;
+                scan_job *j = calloc(1, sizeof(*j));
+                if (!j) {
+                        dm_result res = { .kind = DM_RESULT_SCAN, .ptr = NULL };
+                        (void) !write(dm_results_fd[1], &res, sizeof(res));
+                        continue;
+                }
+                j->started_us = dm_now_us();
+                j->r = nsid_netns_scan(&j->v, &j->n);
+                dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
+                /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
+                if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
+                        nsid_netns_info_free(j->v, j->n);
+                        free(j);
+                }
         }
-        return NULL;
 }
 
 void dm_ns_rescan_async(void) {
         if (scan_running)
                 return;
-        scan_job *j = calloc(1, sizeof(*j));
-        if (!j) {
-                (void) dm_ns_rescan();
-                return;
+        if (!scan_started) {
+                pthread_attr_t a;
+                pthread_attr_init(&a);
+                pthread_attr_setstacksize(&a, 256 * 1024);
+                int e = pthread_create(&scan_thread, &a, scan_main, NULL);
+                pthread_attr_destroy(&a);
+                if (e != 0) {
+                        (void) dm_ns_rescan();
+                        return;
+                }
+                scan_started = true;
         }
-        j->started_us = dm_now_us();
-        if (pthread_create(&scan_thread, NULL, scan_main, j) != 0) {
-                free(j);
-                (void) dm_ns_rescan();
-                return;
-        }
+        pthread_mutex_lock(&scan_lock);
+        scan_want = true;
+        pthread_cond_signal(&scan_cond);
+        pthread_mutex_unlock(&scan_lock);
         scan_running = true;
 }
 
 static void scan_done(scan_job *j) {
-        (void) pthread_join(scan_thread, NULL);
         scan_running = false;
+        if (!j)
+                return;
         if (j->r < 0)
                 dm_log(LOG_ERR, NULL, "network namespace scan failed: %s", strerror(-j->r));
         else
@@ -454,18 +476,19 @@ static void scan_done(scan_job *j) {
         free(j);
 }
 
-/* At exit: the scan thread's result, if one is on its way, is freed, not applied. */
+/* At exit: the thread ends (after the scan it may be in); a result on its way is freed. */
 static void scan_stop(void) {
-        if (!scan_running)
+        if (!scan_started)
                 return;
-        /* (an idle-priority thread on a busy machine could make the exit wait long) */
-        struct sched_param sp = { .sched_priority = 0 };
-        (void) pthread_setschedparam(scan_thread, SCHED_OTHER, &sp);
+        pthread_mutex_lock(&scan_lock);
+        scan_quit = true;
+        pthread_cond_signal(&scan_cond);
+        pthread_mutex_unlock(&scan_lock);
         (void) pthread_join(scan_thread, NULL);
-        scan_running = false;
+        scan_started = scan_running = false;
         dm_result res;
         while (read(dm_results_fd[0], &res, sizeof(res)) == (ssize_t) sizeof(res))
-                if (res.kind == DM_RESULT_SCAN) {
+                if (res.kind == DM_RESULT_SCAN && res.ptr) {
                         scan_job *j = res.ptr;
                         nsid_netns_info_free(j->v, j->n);
                         free(j);

@@ -77,9 +77,9 @@ def pct(v, p):
 NAMES = {"rpc": "rpc.idmapd", "nsid": "nsid-idmapd"}
 PASSES = ("both", "pipes", "pipes-warm", "channels", "channels-warm", "chown",
           "sat-both", "sat-pipes", "sat-channels")
-print("%-20s %-12s %5s %4s %7s %8s %9s %8s %8s %9s %9s" % (
+print("%-20s %-12s %5s %4s %7s %8s %9s %8s %8s %9s %9s %9s" % (
     "pass/path", "daemon", "turns", "proc", "upcalls", "wall ms", "upcalls/s", "p50 us", "p99 us",
-    "cpu us/up", "op p99 ms"))
+    "cpu us/up", "up/cpu-s", "op p99 ms"))
 res = {}
 for p in PASSES:
     for d in ("rpc", "nsid"):
@@ -89,9 +89,9 @@ for p in PASSES:
         lat, unans = upcalls(traces[(d, p)]) if (d, p) in traces else ({}, {})
         total = sum(len(v) for v in lat.values())
         if not total:
-            print("%-20s %-12s %5d %4d %7s %8.0f %9s %8s %8s %9s %9.1f" % (
+            print("%-20s %-12s %5d %4d %7s %8.0f %9s %8s %8s %9s %9s %9.1f" % (
                 p + "/ops", NAMES[d], turns[(d, p)], workers, "-", wall_us / 1000, "-", "-", "-", "-",
-                pct(lat_ops, 99) / 1000))
+                "-", pct(lat_ops, 99) / 1000))
             continue
         cpu_per = cpu_ns / 1000 / total
         for kind in ("chan", "pipe"):
@@ -99,18 +99,18 @@ for p in PASSES:
             if not v:
                 continue
             row = (workers, len(v), wall_us / 1000, len(v) / (wall_us / 1e6), pct(v, 50),
-                   pct(v, 99), cpu_per, pct(lat_ops, 99) / 1000)
+                   pct(v, 99), cpu_per, 1e6 / cpu_per if cpu_per else 0, pct(lat_ops, 99) / 1000)
             res[(p, kind, d)] = row
             extra = "  (%d unanswered)" % unans[kind] if unans.get(kind) else ""
-            print("%-20s %-12s %5d %4d %7d %8.0f %9.1f %8.0f %8.0f %9.0f %9.1f%s" % (
+            print("%-20s %-12s %5d %4d %7d %8.0f %9.1f %8.0f %8.0f %9.0f %9.0f %9.1f%s" % (
                 p + "/" + kind, NAMES[d], turns[(d, p)], *row, extra))
-print("ratios nsid-idmapd / rpc.idmapd (upcalls/s: higher is better; p99 and cpu: lower is better):")
+print("ratios nsid-idmapd / rpc.idmapd (upcalls/s and up/cpu-s: higher is better; p99: lower is better):")
 for p in PASSES:
     for kind in ("pipe", "chan"):
         a, b = res.get((p, kind, "nsid")), res.get((p, kind, "rpc"))
-        if a and b and b[3] and b[5] and b[6]:
-            print("  %-20s upcalls/s x%.2f   p99 x%.2f   daemon cpu/upcall x%.2f" % (
-                p + "/" + kind, a[3] / b[3], a[5] / b[5], a[6] / b[6]))
+        if a and b and b[3] and b[5] and b[7]:
+            print("  %-20s upcalls/s x%.2f   p99 x%.2f   upcalls per daemon CPU-second x%.2f" % (
+                p + "/" + kind, a[3] / b[3], a[5] / b[5], a[7] / b[7]))
 notes = []
 for p in PASSES:
     if ("nsid", p) in traces:
