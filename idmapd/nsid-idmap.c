@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,13 @@
 #endif
 
 static void ensure_std_fds(void) {
+        /* one poll() tells which of the three are closed (POLLNVAL) */
+        struct pollfd p[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
+        if (poll(p, 3, 0) < 0)
+                for (int fd = 0; fd < 3; fd++)
+                        p[fd].revents = fcntl(fd, F_GETFD) < 0 && errno == EBADF ? POLLNVAL : 0;
         for (int fd = 0; fd < 3; fd++) {
-                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                if (!(p[fd].revents & POLLNVAL))
                         continue;
                 int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
                 if (n < 0)

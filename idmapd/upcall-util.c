@@ -375,13 +375,18 @@ int requester_find(key_serial_t target, requester *ret) {
         }
         r.pid = pid;
 
-        char *comm = NULL;
-        size_t cl;
-        if (nsid_proc_read_file(r.proc, "comm", 64, &comm, &cl) >= 0) {
+        /* its name (at most 16 bytes and a newline: one read), for the log; like the
+         * namespaces below, read by path and vouched for by the pidfd check after them */
+        char path[64], comm[64];
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+        int cfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (cfd >= 0) {
+                ssize_t cl = read(cfd, comm, sizeof(comm));
+                close(cfd);
                 while (cl > 0 && (comm[cl - 1] == '\n' || comm[cl - 1] == '\0'))
                         cl--;
-                log_escape(comm, cl, r.comm, sizeof(r.comm));
-                free(comm);
+                if (cl > 0)
+                        log_escape(comm, (size_t) cl, r.comm, sizeof(r.comm));
         }
         /* (include/linux/proc_ns.h: the inodes of the initial namespaces; net and mnt
          * have theirs since 6.x, before that they are dynamic and compared with PID 1's) */
