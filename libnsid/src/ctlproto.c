@@ -13,27 +13,6 @@
 
 #define MAX_FIELDS 6
 
-/* Fields separated by single blanks; no empty field. Returns the count or -EINVAL. */
-static int tokenize(const char *line, size_t len, const char **f, size_t *fl, size_t max) {
-        size_t k = 0, start = 0;
-
-        if (len > 0 && line[len - 1] == '\n')
-                len--;
-        if (len == 0 || memchr(line, '\n', len) || memchr(line, '\0', len))
-                return -EINVAL;
-        for (size_t i = 0; i <= len; i++) {
-                if (i == len || line[i] == ' ') {
-                        if (i == start || k == max)
-                                return -EINVAL;
-                        f[k] = line + start;
-                        fl[k] = i - start;
-                        k++;
-                        start = i + 1;
-                }
-        }
-        return (int) k;
-}
-
 static bool field_is(const char *f, size_t l, const char *word) {
         return l == strlen(word) && memcmp(f, word, l) == 0;
 }
@@ -58,10 +37,11 @@ static int word_index(const char *f, size_t l, const char *const *words, size_t 
         return -EINVAL;
 }
 
+/* Canonical decimal of at most 19 digits (every number of the protocol fits in int64). */
 static int parse_dec(const char *f, size_t l, uint64_t max, uint64_t *ret) {
-        if (l == 0 || l > 19 || (l > 1 && f[0] == '0'))
+        if (l > 19)
                 return -EINVAL;
-        return parse_u64_n(f, l, max, ret) < 0 ? -EINVAL : 0;
+        return parse_u64_n_canonical(f, l, max, ret) < 0 ? -EINVAL : 0;
 }
 
 static int parse_target(const char *f, size_t l, bool allow_all, nsid_ctl_request *rq) {
@@ -97,7 +77,7 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
         assert_return(ret, -EINVAL);
         if (len > NSID_CTL_LINE_MAX)
                 return -EINVAL;
-        n = tokenize(line, len, f, fl, MAX_FIELDS);
+        n = split_fields(line, len, f, fl, MAX_FIELDS);
         if (n < 0)
                 return n;
 
@@ -278,7 +258,7 @@ _public_ int nsid_ctl_lookup_reply_parse(const nsid_ctl_reply *reply,
         assert_return(reply, -EINVAL);
         if (reply->kind != NSID_CTL_REPLY_OK || !reply->rest)
                 return -EINVAL;
-        if (tokenize(reply->rest, reply->rest_len, f, fl, 3) != 3)
+        if (split_fields(reply->rest, reply->rest_len, f, fl, 3) != 3)
                 return -EINVAL;
         if (nsid_qword_unescape(f[0], fl[0], value, sizeof(value)) < 0)
                 return -EINVAL;

@@ -10,18 +10,6 @@
 #include "macro.h"
 #include "parse-util.h"
 
-/* parse_u64_n() reads past len with strspn() when len > 20 (the input need not be
- * NUL-terminated here): never call it with more than 20 bytes. */
-static int parse_dec_n(const char *s, size_t len, uint64_t max, uint64_t *ret) {
-        if (len > 20) {
-                for (size_t i = 0; i < len; i++)
-                        if (s[i] < '0' || s[i] > '9')
-                                return -EINVAL;
-                return -ERANGE;
-        }
-        return parse_u64_n(s, len, max, ret);
-}
-
 static const char *const kind_names[_NSID_IDMAP_KEY_KIND_MAX] = {
         [NSID_IDMAP_KEY_UID] = "uid",
         [NSID_IDMAP_KEY_GID] = "gid",
@@ -64,9 +52,7 @@ static int parse_id(const char *s, size_t len, uint32_t *ret) {
         uint64_t v;
         int r;
 
-        if (len > 1 && s[0] == '0')
-                return -EINVAL;
-        r = parse_dec_n(s, len, UINT32_MAX - 1, &v);
+        r = parse_u64_n_canonical(s, len, UINT32_MAX - 1, &v);
         if (r < 0)
                 return r;
         *ret = (uint32_t) v;

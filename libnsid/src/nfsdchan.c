@@ -88,27 +88,6 @@ _public_ int nsid_qword_unescape(const char *s, size_t len, char *buf, size_t si
         return (int) o;
 }
 
-/* Split line into exactly n fields separated by single blanks. */
-static int split(const char *line, size_t len, size_t n, const char **f, size_t *fl) {
-        size_t k = 0, start = 0;
-
-        if (len > 0 && line[len - 1] == '\n')
-                len--;
-        if (len == 0 || memchr(line, '\n', len) || memchr(line, '\0', len))
-                return -EINVAL;
-        for (size_t i = 0; i <= len; i++) {
-                if (i == len || line[i] == ' ') {
-                        if (i == start || k == n)
-                                return -EINVAL; /* empty field, or too many */
-                        f[k] = line + start;
-                        fl[k] = i - start;
-                        k++;
-                        start = i + 1;
-                }
-        }
-        return k == n ? 0 : -EINVAL;
-}
-
 static int parse_type(const char *f, size_t l, bool *ret_group) {
         if (l == 4 && memcmp(f, "user", 4) == 0)
                 *ret_group = false;
@@ -124,9 +103,7 @@ static int parse_id_u32(const char *f, size_t l, uint32_t *ret) {
         uint64_t v;
         int r;
 
-        if (l > 10 || (l > 1 && f[0] == '0'))
-                return -EINVAL;
-        r = parse_u64_n(f, l, UINT32_MAX, &v);
+        r = parse_u64_n_canonical(f, l, UINT32_MAX, &v);
         if (r < 0)
                 return -EINVAL;
         *ret = (uint32_t) v;
@@ -145,9 +122,8 @@ _public_ int nsid_nfsd_request_parse(nsid_nfsd_channel ch, const char *line, siz
         assert_return(ret, -EINVAL);
         if (len > NSID_NFSD_LINE_MAX)
                 return -EINVAL;
-        r = split(line, len, 3, f, fl);
-        if (r < 0)
-                return r;
+        if (split_fields(line, len, f, fl, 3) != 3)
+                return -EINVAL;
         r = nsid_qword_unescape(f[0], fl[0], rq.authname, sizeof(rq.authname));
         if (r < 0)
                 return r;
@@ -305,8 +281,9 @@ _public_ int nsid_nfsd_reply_parse(nsid_nfsd_channel ch, const char *line, size_
         assert_return(ret, -EINVAL);
         if (len == 0 || line[len - 1] != '\n' || len > NSID_NFSD_LINE_MAX)
                 return -EINVAL; /* the kernel wants the newline */
-        if (split(line, len, 5, f, fl) < 0) {
-                if (split(line, len, 4, f, fl) < 0)
+        r = split_fields(line, len, f, fl, 5);
+        if (r != 5) {
+                if (r != 4)
                         return -EINVAL;
                 rp.negative = true;
         }

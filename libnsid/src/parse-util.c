@@ -32,6 +32,12 @@ int parse_u64_n(const char *s, size_t len, uint64_t max, uint64_t *ret) {
         return 0;
 }
 
+int parse_u64_n_canonical(const char *s, size_t len, uint64_t max, uint64_t *ret) {
+        if (s && len > 1 && s[0] == '0')
+                return -EINVAL;
+        return parse_u64_n(s, len, max, ret);
+}
+
 int parse_u64_max(const char *s, uint64_t max, uint64_t *ret) {
         if (!s)
                 return -EINVAL;
@@ -56,4 +62,24 @@ int parse_pid(const char *s, int *ret) {
                 return -ERANGE;
         *ret = (int) v;
         return 0;
+}
+
+int split_fields(const char *line, size_t len, const char **f, size_t *fl, size_t max) {
+        size_t k = 0, start = 0;
+
+        if (len > 0 && line[len - 1] == '\n')
+                len--;
+        if (len == 0 || memchr(line, '\n', len) || memchr(line, '\0', len))
+                return -EINVAL;
+        for (size_t i = 0; i <= len; i++) {
+                if (i == len || line[i] == ' ') {
+                        if (i == start || k == max)
+                                return -EINVAL; /* empty field, or too many */
+                        f[k] = line + start;
+                        fl[k] = i - start;
+                        k++;
+                        start = i + 1;
+                }
+        }
+        return (int) k;
 }

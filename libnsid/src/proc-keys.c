@@ -9,18 +9,6 @@
 #include "macro.h"
 #include "parse-util.h"
 
-/* parse_u64_n() reads past len with strspn() when len > 20 (the input need not be
- * NUL-terminated here): never call it with more than 20 bytes. */
-static int parse_dec_n(const char *s, size_t len, uint64_t max, uint64_t *ret) {
-        if (len > 20) {
-                for (size_t i = 0; i < len; i++)
-                        if (s[i] < '0' || s[i] > '9')
-                                return -EINVAL;
-                return -ERANGE;
-        }
-        return parse_u64_n(s, len, max, ret);
-}
-
 /* One token of non-blank characters, after skipping blanks (the kernel pads with ' '). */
 static int next_token(const char **p, const char *end, const char **ret, size_t *ret_len) {
         const char *s = *p;
@@ -62,7 +50,7 @@ static int parse_expiry(const char *s, size_t len) {
         if (len < 2 || !strchr("smhdw", s[len - 1]))
                 return -EINVAL;
         uint64_t v;
-        return parse_dec_n(s, len - 1, UINT64_MAX, &v);
+        return parse_u64_n(s, len - 1, UINT64_MAX, &v);
 }
 
 _public_ int nsid_proc_keys_parse_line(const char *line, size_t len, nsid_proc_keys_entry *ret) {
@@ -104,7 +92,7 @@ _public_ int nsid_proc_keys_parse_line(const char *line, size_t len, nsid_proc_k
         if (p >= end || *p != ' ')
                 return -EINVAL;
         /* usage */
-        if (next_token(&p, end, &t, &tl) < 0 || parse_dec_n(t, tl, UINT32_MAX, &v) < 0)
+        if (next_token(&p, end, &t, &tl) < 0 || parse_u64_n(t, tl, UINT32_MAX, &v) < 0)
                 return -EINVAL;
         e.usage = (uint32_t) v;
         /* expiry */
@@ -117,10 +105,10 @@ _public_ int nsid_proc_keys_parse_line(const char *line, size_t len, nsid_proc_k
         if (next_token(&p, end, &t, &tl) < 0 || tl != 8 || parse_hex_u32(t, tl, &e.perm) < 0)
                 return -EINVAL;
         /* uid, gid */
-        if (next_token(&p, end, &t, &tl) < 0 || parse_dec_n(t, tl, UINT32_MAX, &v) < 0)
+        if (next_token(&p, end, &t, &tl) < 0 || parse_u64_n(t, tl, UINT32_MAX, &v) < 0)
                 return -EINVAL;
         e.uid = (uint32_t) v;
-        if (next_token(&p, end, &t, &tl) < 0 || parse_dec_n(t, tl, UINT32_MAX, &v) < 0)
+        if (next_token(&p, end, &t, &tl) < 0 || parse_u64_n(t, tl, UINT32_MAX, &v) < 0)
                 return -EINVAL;
         e.gid = (uint32_t) v;
         /* type: one blank, then exactly 9 characters (padded with blanks or truncated), then
@@ -176,13 +164,6 @@ _public_ int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
         return 0;
 }
 
-/* Decimal without leading zeros, exactly len bytes. */
-static int parse_dec_strict(const char *s, size_t len, uint64_t max, uint64_t *ret) {
-        if (len > 1 && s[0] == '0')
-                return -EINVAL;
-        return parse_dec_n(s, len, max, ret);
-}
-
 _public_ int nsid_reqkey_auth_parse(const char *desc, size_t len, int32_t *ret_target,
                                     pid_t *ret_pid, size_t *ret_callout_len) {
         const char *p = desc, *end, *sp;
@@ -204,13 +185,13 @@ _public_ int nsid_reqkey_auth_parse(const char *desc, size_t len, int32_t *ret_t
                 return -EINVAL;
         p += 4;
         sp = memchr(p, ' ', (size_t) (end - p));
-        if (!sp || parse_dec_strict(p, (size_t) (sp - p), 4194304, &pid) < 0 || pid == 0)
+        if (!sp || parse_u64_n_canonical(p, (size_t) (sp - p), 4194304, &pid) < 0 || pid == 0)
                 return -EINVAL;
         p = sp + 1;
         if (end - p < 3 || memcmp(p, "ci:", 3) != 0)
                 return -EINVAL;
         p += 3;
-        if (parse_dec_strict(p, (size_t) (end - p), 1024 * 1024, &ci) < 0)
+        if (parse_u64_n_canonical(p, (size_t) (end - p), 1024 * 1024, &ci) < 0)
                 return -EINVAL;
 
         if (ret_target)
