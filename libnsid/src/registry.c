@@ -105,6 +105,34 @@ static void rollback(nsid_registry *r) {
         (void) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Prepare sql into *ret, or -errno (logged as what). */
+static int prepare(nsid_registry *r, const char *sql, const char *what, sqlite3_stmt **ret) {
+        int rc = sqlite3_prepare_v2(r->db, sql, -1, ret, NULL);
+        return rc == SQLITE_OK ? 0 : fail(r, rc, what);
+}
+
+/* Step a statement that returns no rows and finalize it: 0, or -errno (logged as what). */
+static int step_done(nsid_registry *r, sqlite3_stmt *st, const char *what) {
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : fail(r, rc, what);
+}
+
+/* Bind app, netns dev and netns ino to the parameters i, i+1, i+2. */
+static void bind_app_netns(sqlite3_stmt *st, int i, const char *app, const nsid_ns_id *netns) {
+        sqlite3_bind_text(st, i, app, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, i + 1, (sqlite3_int64) netns->dev);
+        sqlite3_bind_int64(st, i + 2, (sqlite3_int64) netns->ino);
+}
+
+/* Bind a string that may be NULL (then SQL NULL). */
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s) {
+        if (s)
+                sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, i);
+}
+
 _public_ nsid_registry *nsid_registry_ref(nsid_registry *r) {
         if (r)
                 r->n_ref++;
@@ -147,14 +175,14 @@ static int mkdir_parent(const char *path) {
 
 static int read_user_version(nsid_registry *r, int *ret) {
         sqlite3_stmt *st = NULL;
-        int rc;
+        int rc, e;
 
-        rc = sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "reading the schema version");
+        e = prepare(r, "PRAGMA user_version", "reading the schema version", &st);
+        if (e < 0)
+                return e;
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW) {
-                int e = fail(r, rc, "reading the schema version");
+                e = fail(r, rc, "reading the schema version");
                 sqlite3_finalize(st);
                 return e;
         }
@@ -164,8 +192,7 @@ static int read_user_version(nsid_registry *r, int *ret) {
 }
 
 static int schema_setup(nsid_registry *r) {
-        sqlite3_stmt *st = NULL;
-        int rc, version = 0, e;
+        int version = 0, e;
 
         /* The common case, an existing database of our version: no write lock needed. */
         e = read_user_version(r, &version);
@@ -179,19 +206,11 @@ static int schema_setup(nsid_registry *r) {
                 if (e < 0)
                         return e;
         }
-        rc = sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL);
-        if (rc != SQLITE_OK) {
-                e = fail(r, rc, "reading the schema version");
+        /* Again, under the write lock (unless read-only): another process may have set up the
+         * schema meanwhile. */
+        e = read_user_version(r, &version);
+        if (e < 0)
                 goto fail;
-        }
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                e = fail(r, rc, "reading the schema version");
-                sqlite3_finalize(st);
-                goto fail;
-        }
-        version = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
 
         if (version > NSID_REGISTRY_SCHEMA_VERSION) {
                 snprintf(r->errmsg, sizeof(r->errmsg),
@@ -327,9 +346,9 @@ _public_ int nsid_registry_check_integrity(nsid_registry *r) {
         int rc, e = 0;
 
         assert_return(r, -EINVAL);
-        rc = sqlite3_prepare_v2(r->db, "PRAGMA integrity_check", -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "integrity_check");
+        e = prepare(r, "PRAGMA integrity_check", "integrity_check", &st);
+        if (e < 0)
+                return e;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *t = (const char *) sqlite3_column_text(st, 0);
                 if (!t || strcmp(t, "ok") != 0) {
@@ -410,11 +429,10 @@ _public_ int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret, siz
         assert_return(ret, -EINVAL);
         assert_return(ret_n, -EINVAL);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "SELECT " ENTRY_COLUMNS " FROM bindings ORDER BY netns_ino, app",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "listing bindings");
+        e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings ORDER BY netns_ino, app",
+                    "listing bindings", &st);
+        if (e < 0)
+                return e;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 if (n == cap) {
                         size_t ncap = cap ? cap * 2 : 16;
@@ -462,35 +480,29 @@ static int step_one_entry(nsid_registry *r, sqlite3_stmt *st, const char *what,
 /* The row of (app, dev, ino): 1 and *ret, 0 if none, or -errno. */
 static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
                         nsid_registry_entry *ret) {
+        static const char what[] = "looking up a netns";
         sqlite3_stmt *st = NULL;
-        int rc;
+        int e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings"
+                           " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3", what, &st);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "SELECT " ENTRY_COLUMNS " FROM bindings"
-                                " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "looking up a netns");
-        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64) id->dev);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64) id->ino);
-        return step_one_entry(r, st, "looking up a netns", ret);
+        if (e < 0)
+                return e;
+        bind_app_netns(st, 1, app, id);
+        return step_one_entry(r, st, what, ret);
 }
 
 static int select_identity(nsid_registry *r, const char *app, const char *identity,
                            nsid_registry_entry *ret) {
+        static const char what[] = "looking up an identity";
         sqlite3_stmt *st = NULL;
-        int rc;
+        int e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings"
+                           " WHERE app = ?1 AND identity = ?2", what, &st);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "SELECT " ENTRY_COLUMNS " FROM bindings"
-                                " WHERE app = ?1 AND identity = ?2",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "looking up an identity");
+        if (e < 0)
+                return e;
         sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, identity, -1, SQLITE_STATIC);
-        return step_one_entry(r, st, "looking up an identity", ret);
+        return step_one_entry(r, st, what, ret);
 }
 
 static bool same_marker(const nsid_registry_entry *a, const char *boot_id, uint64_t cookie) {
@@ -524,59 +536,46 @@ _public_ int nsid_registry_lookup_netns(nsid_registry *r, const char *app,
 }
 
 static int delete_netns(nsid_registry *r, const char *app, const nsid_ns_id *id) {
+        static const char what[] = "deleting a binding";
         sqlite3_stmt *st = NULL;
-        int rc;
+        int e = prepare(r, "DELETE FROM bindings"
+                           " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3", what, &st);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2"
-                                " AND netns_ino = ?3",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "deleting a binding");
-        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64) id->dev);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64) id->ino);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        return rc == SQLITE_DONE ? sqlite3_changes(r->db) : fail(r, rc, "deleting a binding");
+        if (e < 0)
+                return e;
+        bind_app_netns(st, 1, app, id);
+        e = step_done(r, st, what);
+        return e < 0 ? e : sqlite3_changes(r->db);
 }
 
 static int refresh(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
+        static const char what[] = "updating a binding";
         sqlite3_stmt *st = NULL;
-        int rc;
+        int k = prepare(r,
+                        "UPDATE bindings SET last_seen = ?1, pid = ?2, name = COALESCE(?3, name)"
+                        " WHERE app = ?4 AND netns_dev = ?5 AND netns_ino = ?6",
+                        what, &st);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "UPDATE bindings SET last_seen = ?1, pid = ?2,"
-                                " name = COALESCE(?3, name)"
-                                " WHERE app = ?4 AND netns_dev = ?5 AND netns_ino = ?6",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "updating a binding");
+        if (k < 0)
+                return k;
         sqlite3_bind_int64(st, 1, now);
         sqlite3_bind_int64(st, 2, e->pid);
-        if (e->name)
-                sqlite3_bind_text(st, 3, e->name, -1, SQLITE_STATIC);
-        else
-                sqlite3_bind_null(st, 3);
-        sqlite3_bind_text(st, 4, e->app, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64) e->netns.dev);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64) e->netns.ino);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        return rc == SQLITE_DONE ? 0 : fail(r, rc, "updating a binding");
+        bind_text_or_null(st, 3, e->name);
+        bind_app_netns(st, 4, e->app, &e->netns);
+        return step_done(r, st, what);
 }
 
 static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         const char *src = nsid_key_source_to_string(e->source);
         sqlite3_stmt *st = NULL;
-        int rc;
+        int k;
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "INSERT INTO bindings (" ENTRY_COLUMNS ")"
-                                " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "inserting a binding");
+        k = prepare(r,
+                    "INSERT INTO bindings (" ENTRY_COLUMNS ")"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+                    "inserting a binding", &st);
+        if (k < 0)
+                return k;
         sqlite3_bind_text(st, 1, e->app, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, e->identity, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, e->key, -1, SQLITE_STATIC);
@@ -586,39 +585,30 @@ static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         sqlite3_bind_text(st, 7, e->boot_id, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 8, (sqlite3_int64) e->netns_cookie);
         sqlite3_bind_int64(st, 9, e->pid);
-        if (e->name)
-                sqlite3_bind_text(st, 10, e->name, -1, SQLITE_STATIC);
-        else
-                sqlite3_bind_null(st, 10);
+        bind_text_or_null(st, 10, e->name);
         sqlite3_bind_int64(st, 11, now);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-                return fail(r, rc, "inserting a binding");
+        k = step_done(r, st, "inserting a binding");
+        if (k < 0)
+                return k;
 
         if (e->source == NSID_KEY_RANDOM)
                 return 0; /* random keys live and die with their netns */
-        rc = sqlite3_prepare_v2(r->db,
-                                "INSERT INTO keys (app, key, source, identity, name, first_seen,"
-                                " last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
-                                " ON CONFLICT (app, key) DO UPDATE SET source = excluded.source,"
-                                " identity = excluded.identity, last_seen = excluded.last_seen,"
-                                " name = COALESCE(excluded.name, name)",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "recording a key");
+        k = prepare(r,
+                    "INSERT INTO keys (app, key, source, identity, name, first_seen, last_seen)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+                    " ON CONFLICT (app, key) DO UPDATE SET source = excluded.source,"
+                    " identity = excluded.identity, last_seen = excluded.last_seen,"
+                    " name = COALESCE(excluded.name, name)",
+                    "recording a key", &st);
+        if (k < 0)
+                return k;
         sqlite3_bind_text(st, 1, e->app, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, e->key, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, src, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, e->identity, -1, SQLITE_STATIC);
-        if (e->name)
-                sqlite3_bind_text(st, 5, e->name, -1, SQLITE_STATIC);
-        else
-                sqlite3_bind_null(st, 5);
+        bind_text_or_null(st, 5, e->name);
         sqlite3_bind_int64(st, 6, now);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        return rc == SQLITE_DONE ? 0 : fail(r, rc, "recording a key");
+        return step_done(r, st, "recording a key");
 }
 
 static int entry_copy(const nsid_registry_entry *src, nsid_registry_entry *dst) {
@@ -752,27 +742,23 @@ fail:
 _public_ int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_ns_id *netns,
                                   const char *identity) {
         sqlite3_stmt *st = NULL;
-        int rc, e;
+        int e;
 
         assert_return(r, -EINVAL);
         assert_return(app && netns && identity, -EINVAL);
 
-        rc = sqlite3_prepare_v2(r->db,
-                                "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2"
-                                " AND netns_ino = ?3 AND identity = ?4",
-                                -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return fail(r, rc, "removing a binding");
-        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64) netns->dev);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64) netns->ino);
+        e = prepare(r,
+                    "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3"
+                    " AND identity = ?4",
+                    "removing a binding", &st);
+        if (e < 0)
+                return e;
+        bind_app_netns(st, 1, app, netns);
         sqlite3_bind_text(st, 4, identity, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st); /* autocommit: one statement, one transaction */
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-                return fail(r, rc, "removing a binding");
-        e = sqlite3_changes(r->db);
-        return e > 0 ? 0 : -ENOENT;
+        e = step_done(r, st, "removing a binding"); /* autocommit: one statement, one transaction */
+        if (e < 0)
+                return e;
+        return sqlite3_changes(r->db) > 0 ? 0 : -ENOENT;
 }
 
 _public_ int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, void *userdata) {
