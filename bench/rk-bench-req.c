@@ -5,7 +5,10 @@
  * the helper's request-key rule into RULEFILE and does one id_resolver lookup by
  * request_key(2) of "uid:b<TAG><i>@<DOMAIN>", a cache miss, so the kernel runs
  * /sbin/request-key and the helper once. One warm-up lookup per helper first (not counted).
- * Prints per helper: "<tag> <ok> <failed> <total us> <median us> <p90 us>".
+ * Prints per helper: "<tag> <ok> <failed> <total us> <median us> <p90 us> <lone>", lone: its
+ * failed lookups at an i where the first helper's lookup (the floor's) succeeded. (Under
+ * heavy load the lab guest has failed every helper's lookups for a few seconds at a time,
+ * the floor's included: those are the guest's, lone failures are the helper's.)
  *
  *   nsid-rk-bench-req DOMAIN COUNT RULEFILE TAG=PROGRAM-AND-ARGS...
  * (PROGRAM-AND-ARGS is what goes before "%k %d" in the rule.)
@@ -65,7 +68,8 @@ int main(int argc, char **argv) {
         const char *up = user_prefix ? user_prefix : "";
         char tag[MAXV][16];
         const char *prog[MAXV];
-        long *us[MAXV], ok[MAXV] = {}, bad[MAXV] = {}, total[MAXV] = {};
+        long *us[MAXV], ok[MAXV] = {}, bad[MAXV] = {}, total[MAXV] = {}, lone[MAXV] = {};
+        char *failed[MAXV];
         char desc[256];
 
         for (int v = 0; v < nv; v++) {
@@ -76,7 +80,8 @@ int main(int argc, char **argv) {
                 tag[v][eq - argv[4 + v]] = '\0';
                 prog[v] = eq + 1;
                 us[v] = calloc((size_t) count, sizeof(long));
-                if (!us[v])
+                failed[v] = calloc((size_t) count, 1);
+                if (!us[v] || !failed[v])
                         return 1;
         }
         /* a session keyring of our own: the keys land there */
@@ -100,6 +105,7 @@ int main(int argc, char **argv) {
                         us[v][i] = d;
                         total[v] += d;
                         if (k < 0) {
+                                failed[v][i] = 1;
                                 if (bad[v] < 3)
                                         fprintf(stderr, "%s: %s: %m\n", tag[v], desc);
                                 bad[v]++;
@@ -108,9 +114,11 @@ int main(int argc, char **argv) {
                 }
         }
         for (int v = 0; v < nv; v++) {
+                for (long i = 0; i < count; i++)
+                        lone[v] += failed[v][i] && !failed[0][i];
                 qsort(us[v], (size_t) count, sizeof(long), cmp_long);
-                printf("%s %ld %ld %ld %ld %ld\n", tag[v], ok[v], bad[v], total[v],
-                       us[v][count / 2], us[v][count * 9 / 10]);
+                printf("%s %ld %ld %ld %ld %ld %ld\n", tag[v], ok[v], bad[v], total[v],
+                       us[v][count / 2], us[v][count * 9 / 10], lone[v]);
         }
         return 0;
 }
