@@ -167,6 +167,8 @@ static void sync_pipes(dm_ns *ns) {
                 p->next = ns->pipes;
                 ns->pipes = p;
                 dm_log(LOG_INFO, ns, "serving %s/idmap", p->clnt);
+                /* an NFS client was just made in this netns: its upcalls are coming */
+                dm_ns_preload(ns);
         }
         closedir(d);
         for (dm_pipe **pp = &ns->pipes; *pp;) {

@@ -521,6 +521,15 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
         return 0;
 }
 
+void dm_ns_preload(dm_ns *ns) {
+        if (ns->is_host)
+                return; /* libnfsidmap: nothing to load */
+        if (!ns->resolver)
+                ns->resolver = dm_resolver_new(ns);
+        if (ns->resolver)
+                dm_resolver_preload(ns->resolver);
+}
+
 void dm_ns_free_all(void) {
         scan_stop();
         while (dm_namespaces) {

@@ -39,7 +39,7 @@ static pthread_mutex_t identifier_lock = PTHREAD_MUTEX_INITIALIZER;
 static char host_domain[NFS4_MAX_DOMAIN_LEN] = "localdomain";
 int dm_results_fd[2] = { -1, -1 };
 
-typedef enum job_kind { JOB_QUERY, JOB_STOP } job_kind;
+typedef enum job_kind { JOB_QUERY, JOB_STOP, JOB_LOAD } job_kind;
 
 typedef struct job {
         struct job *next;
@@ -511,6 +511,13 @@ static void *thread_main(void *arg) {
                         free(j);
                         break;
                 }
+                if (j->kind == JOB_LOAD) {
+                        /* (a failure is logged, and met again by the first request) */
+                        if (!r->is_host)
+                                (void) ensure_loaded(r);
+                        free(j);
+                        continue;
+                }
                 dm_result res = { .kind = DM_RESULT_ANSWER, .ns_id = r->ns_id, .seq = j->seq,
                                   .q = j->q };
                 if (r->is_host && j->q.view == DM_VIEW_NS)
@@ -593,6 +600,14 @@ int dm_resolver_submit(dm_resolver *r, uint64_t seq, const dm_query *q) {
         j->seq = seq;
         j->q = *q;
         return enqueue(r, j);
+}
+
+void dm_resolver_preload(dm_resolver *r) {
+        job *j;
+        if (r->is_host || !(j = calloc(1, sizeof(*j))))
+                return;
+        j->kind = JOB_LOAD;
+        (void) enqueue(r, j);
 }
 
 void dm_resolver_poke_refresh(dm_resolver *r) {

@@ -180,6 +180,8 @@ int dm_resolver_submit(dm_resolver *r, uint64_t seq, const dm_query *q);
 /* Ask the thread to check passwd/group (cache invalidation) and, once, set the netns's NFS
  * identifier. */
 void dm_resolver_poke_refresh(dm_resolver *r);
+/* Have the thread load the container's database now, not at the first request. */
+void dm_resolver_preload(dm_resolver *r);
 void dm_resolver_request_identifier(dm_resolver *r);
 /* Detach: the thread ends on its own (it may be stuck in a read of a hung mount). */
 /* Answer from memory at once if the container's database is loaded and fresh: 1, else 0. */
@@ -234,6 +236,8 @@ int dm_ns_rescan(void);
 /* The periodic rescan: /proc walked by a thread, the result applied by dm_result_ready(). */
 void dm_ns_rescan_async(void);
 int dm_ns_register_pid(pid_t pid, dm_ns **ret);
+/* A container netns got an idmap pipe: its database is loaded in the background. */
+void dm_ns_preload(dm_ns *ns);
 void dm_ns_free_all(void);
 /* Start a request: answered from the cache at once (returns 1 and fills *ret), or queued to
  * the resolver (returns 0; the pending record is answered later), or -errno. */
