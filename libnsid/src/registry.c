@@ -477,32 +477,38 @@ static int step_one_entry(nsid_registry *r, sqlite3_stmt *st, const char *what,
         return e;
 }
 
-/* The row of (app, dev, ino): 1 and *ret, 0 if none, or -errno. */
-static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
-                        nsid_registry_entry *ret) {
-        static const char what[] = "looking up a netns";
+/* The row of app and netns (dev, ino), or else of app and identity: 1 and *ret, 0 if none,
+ * or -errno. */
+static int select_entry(nsid_registry *r, const char *app, const nsid_ns_id *netns,
+                        const char *identity, nsid_registry_entry *ret) {
+        const char *what = netns ? "looking up a netns" : "looking up an identity";
         sqlite3_stmt *st = NULL;
-        int e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings"
-                           " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3", what, &st);
+        int e = prepare(r,
+                        netns ? "SELECT " ENTRY_COLUMNS " FROM bindings"
+                                " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3"
+                              : "SELECT " ENTRY_COLUMNS " FROM bindings"
+                                " WHERE app = ?1 AND identity = ?2",
+                        what, &st);
 
         if (e < 0)
                 return e;
-        bind_app_netns(st, 1, app, id);
+        if (netns)
+                bind_app_netns(st, 1, app, netns);
+        else {
+                sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, identity, -1, SQLITE_STATIC);
+        }
         return step_one_entry(r, st, what, ret);
+}
+
+static int select_netns(nsid_registry *r, const char *app, const nsid_ns_id *id,
+                        nsid_registry_entry *ret) {
+        return select_entry(r, app, id, NULL, ret);
 }
 
 static int select_identity(nsid_registry *r, const char *app, const char *identity,
                            nsid_registry_entry *ret) {
-        static const char what[] = "looking up an identity";
-        sqlite3_stmt *st = NULL;
-        int e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings"
-                           " WHERE app = ?1 AND identity = ?2", what, &st);
-
-        if (e < 0)
-                return e;
-        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, identity, -1, SQLITE_STATIC);
-        return step_one_entry(r, st, what, ret);
+        return select_entry(r, app, NULL, identity, ret);
 }
 
 static bool same_marker(const nsid_registry_entry *a, const char *boot_id, uint64_t cookie) {
