@@ -186,7 +186,8 @@ static int collect_procs(const nsid_ns_id *only, proc_rec **ret, size_t *ret_n) 
                 }
                 v[n++] = rec;
         }
-        qsort(v, n, sizeof(*v), cmp_proc_rec);
+        if (n > 0) /* (v is NULL when nothing was found: qsort wants an array) */
+                qsort(v, n, sizeof(*v), cmp_proc_rec);
         *ret = v;
         *ret_n = n;
         return 0;
