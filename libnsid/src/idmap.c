@@ -74,8 +74,8 @@ static int take_number(const char **p, const char *end, uint32_t *ret) {
                 (*p)++;
         if (*p == s)
                 return -EINVAL;
-        /* More than 20 digits is out of range anyway; checked here because parse_u64_n()
-         * looks beyond len for such input (found by fuzz-idmap). */
+        /* More than 20 digits is out of range anyway: rejected before parsing. (It once
+         * guarded parse_u64_n() reading beyond len, found by fuzz-idmap; fixed since.) */
         if (*p - s > 20)
                 return -EINVAL;
         r = parse_u64_n(s, (size_t) (*p - s), UINT32_MAX, &v);

@@ -134,7 +134,7 @@ bool userdb_name_valid(const char *s, size_t len) {
 /* An id field: plain decimal, 0 .. 4294967294. */
 static int parse_id(const char *s, size_t len, uint32_t *ret) {
         uint64_t v;
-        /* parse_u64_n() looks beyond len when len > 20: keep it within the field. */
+        /* more than 20 digits is out of range anyway: rejected before parsing */
         if (len > 20)
                 return -ERANGE;
         int r = parse_u64_n(s, len, UINT32_MAX - 1, &v);
