@@ -276,13 +276,16 @@ static int dns_take_file(const char **p, const char *end, size_t max, char **ret
         return 0;
 }
 
-static int dns_read_files(const idmap_opts *o, const requester *rq, char **hosts,
+static int dns_read_files(const idmap_opts *o, requester *rq, char **hosts,
                           size_t *hosts_size, int *hosts_err, char **resolv, size_t *resolv_size,
                           int *resolv_err) {
         char *reply = NULL;
         size_t size = 0;
         unsigned ms = o->dns_total_ms / 2u > 2000u ? 2000u : o->dns_total_ms / 2u;
-        int r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
+        int r = requester_proc(rq);
+        if (r < 0)
+                return r;
+        r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
                                 (int) ms, dns_files_worker, NULL,
                                 DNS_HOSTS_MAX + DNS_RESOLV_MAX + 128u, &reply, &size);
         if (r < 0)
@@ -312,7 +315,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         size_t resolv_size = 0, hosts_size = 0;
         nsid_key_describe kd;
         nsid_dns_request req;
-        requester rq = {};
+        requester rq = { .pidfd = -1 };
         nsid_resolvconf rc;
         lookup l = {};
         const char *source;
@@ -406,7 +409,9 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 source = "DNS";
                 if (rq.net_initial != 1) {
                         nsid_ns *ns = NULL;
-                        r = nsid_proc_open_ns(rq.proc, NSID_NS_NET, &ns);
+                        r = requester_proc(&rq);
+                        if (r >= 0)
+                                r = nsid_proc_open_ns(rq.proc, NSID_NS_NET, &ns);
                         if (r >= 0 && setns(nsid_ns_get_fd(ns), CLONE_NEWNET) < 0)
                                 r = -errno;
                         nsid_ns_unref(ns);

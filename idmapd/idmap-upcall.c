@@ -26,6 +26,7 @@
 #include <nsid/userdb.h>
 #include <nsid/worker.h>
 
+#include "fmt-util.h"
 #include "nsid-idmap.h"
 #define LAZY_WANT_NFSIDMAP
 #include "lazylib.h"
@@ -136,11 +137,19 @@ typedef struct policy {
 
 static void load_policy(const idmap_opts *o, policy *ret) {
         policy p = { .requester_context = false, .differing_timeout = 5 };
-        char *text = NULL, *v = NULL;
-        size_t size;
+        char small[4096]; /* nsid.conf is that small, usually: read without an allocation */
+        char *text = NULL, *heap = NULL, *v = NULL;
+        size_t size = 0;
         int r;
 
-        r = read_host_file(o->nsid_conf, 1024 * 1024, &text, &size);
+        r = read_small_file(o->nsid_conf, small, sizeof(small));
+        if (r >= 0) {
+                text = small;
+                size = (size_t) r;
+        } else if (r == -EFBIG) {
+                r = read_host_file(o->nsid_conf, 1024 * 1024, &heap, &size);
+                text = heap;
+        }
         if (r < 0) {
                 if (r != -ENOENT)
                         logmsg(LOG_WARNING, "cannot read %s: %s; using the default policy",
@@ -154,7 +163,7 @@ static void load_policy(const idmap_opts *o, policy *ret) {
         for (size_t i = 0; i + 5 <= size && !named; i++)
                 named = strncasecmp(text + i, "idmap", 5) == 0;
         if (!named) {
-                free(text);
+                free(heap);
                 *ret = p;
                 return;
         }
@@ -177,7 +186,7 @@ static void load_policy(const idmap_opts *o, policy *ret) {
                         p.differing_timeout = (unsigned) t;
                 free(v);
         }
-        free(text);
+        free(heap);
         *ret = p;
 }
 
@@ -294,7 +303,7 @@ static int requester_worker_timeout_ms(const idmap_opts *o) {
         return (int) (ms > 5000u ? 5000u : ms < 200u ? 200u : ms);
 }
 
-static int resolve_requester(const idmap_opts *o, const requester *rq,
+static int resolve_requester(const idmap_opts *o, requester *rq,
                              const nsid_idmap_keydesc *kd, answer *ret) {
         char hd[NFS4_MAX_DOMAIN_LEN], esc[256];
         char *reply = NULL;
@@ -312,6 +321,9 @@ static int resolve_requester(const idmap_opts *o, const requester *rq,
                 return r < 0 ? r : -EINVAL;
 
         rq_job job = { .kd = kd, .host_domain = hd };
+        r = requester_proc(rq);
+        if (r < 0)
+                return r;
         r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
                             requester_worker_timeout_ms(o), requester_worker, &job, 4096, &reply,
                             &reply_size);
@@ -403,12 +415,15 @@ static void drop_all_caps(key_serial_t key) {
 }
 
 int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg) {
-        char esc[1024], who[512];
+        char esc[1024] = "", who[512] = "";
         key_serial_t key;
-        char *d = NULL;
+        /* "id_resolver;UID;GID;PERM;" and a description of at most 1,024 bytes and its kind
+         * fit here; a longer one is read into d (and then rejected by the parser) */
+        char dbuf[1280];
+        char *d = NULL, *dh = NULL;
         nsid_key_describe kdesc;
-        nsid_idmap_keydesc *kd = NULL;
-        requester rq = {};
+        nsid_idmap_keydesc kdbuf, *kd = &kdbuf;
+        requester rq = { .pidfd = -1 };
         int rq_r = -ENODATA, r, status = 1;
         const char *desc;
         size_t desc_len;
@@ -429,8 +444,15 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 return 1;
         }
         watchdog_arm(key, o->max_seconds, IDMAP_NEGATIVE_TIMEOUT, EAGAIN);
-        if (keyctl_describe_alloc(key, &d) < 0) {
-                r = -errno;
+        r = keyctl_describe_buf(key, dbuf, sizeof(dbuf));
+        if (r >= 0)
+                d = dbuf;
+        else if (r == -ERANGE) {
+                if (keyctl_describe_alloc(key, &dh) < 0)
+                        r = -errno;
+                d = dh;
+        }
+        if (!d) {
                 logmsg(LOG_ERR, "key %d: cannot describe it: %s", key, strerror(-r));
                 key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
                 return 1;
@@ -461,12 +483,6 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 desc += pl;
                 desc_len -= pl;
         }
-        kd = malloc(sizeof(*kd));
-        if (!kd) {
-                logmsg(LOG_ERR, "key %d: out of memory", key);
-                key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOMEM);
-                goto out;
-        }
         r = nsid_idmap_keydesc_parse(desc, desc_len, kd);
         if (r < 0) {
                 logmsg(LOG_ERR, "key %d: rejected: invalid id_resolver description \"%s\" "
@@ -479,10 +495,11 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                             "characters, or a decimal id below 4294967295");
                 goto reject_invalid;
         }
-        log_escape(desc, desc_len, esc, sizeof(esc));
-
         rq_r = requester_find(key, &rq);
-        requester_describe(&rq, rq_r, who, sizeof(who));
+        if (log_wanted(LOG_ERR)) { /* what the log lines show (nothing to build without a log) */
+                log_escape(desc, desc_len, esc, sizeof(esc));
+                requester_describe(&rq, rq_r, who, sizeof(who));
+        }
 
         load_policy(o, &pol);
         if (!pol.requester_context)
@@ -594,7 +611,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                         key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
                         goto out;
                 }
-                plen = (size_t) snprintf(payload, sizeof(payload), "%u", ans.id) + 1;
+                plen = fmt_u64(payload, ans.id) + 1; /* ids as decimal with their NUL */
         }
 
         r = key_answer(key, payload, plen, timeout);
@@ -629,7 +646,6 @@ reject_invalid:
         key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
 out:
         requester_done(&rq);
-        free(kd);
-        free(d);
+        free(dh);
         return status;
 }

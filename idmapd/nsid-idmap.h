@@ -41,6 +41,9 @@ typedef struct idmap_opts {
 /* Logging: syslog, or stderr when -v is given or stderr is a terminal; --log-file appends. */
 void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_priority);
 void logmsg(int priority, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Whether a message of that priority goes anywhere (else logmsg() does not even format it,
+ * and callers may skip building what only a log line would show). */
+bool log_wanted(int priority);
 /* A printable, bounded copy of untrusted text for log lines (non-printable bytes as \xNN,
  * at most 160 bytes shown then "..."). */
 const char *log_escape(const char *s, size_t len, char *buf, size_t size);
@@ -51,12 +54,17 @@ int parse_key_serial(const char *s, key_serial_t *ret);
 
 /* Read a whole (small) file of the host into a NUL-terminated buffer; -EFBIG over max. */
 int read_host_file(const char *path, size_t max, char **ret_data, size_t *ret_size);
+/* The same into buf (size bytes, NUL appended): its length, or -EFBIG when it does not fit. */
+int read_small_file(const char *path, char *buf, size_t size);
+/* KEYCTL_DESCRIBE into buf: the length without the NUL, -ERANGE if it does not fit, -errno. */
+int keyctl_describe_buf(key_serial_t id, char *buf, size_t size);
 
 /* The process that called request_key(), found through the .request_key_auth key in the
  * helper's session keyring and /proc/keys, pinned with a pidfd. */
 typedef struct requester {
         pid_t pid;
-        nsid_proc *proc;
+        int pidfd;       /* pins the requester (-1 when not found) */
+        nsid_proc *proc; /* made from pidfd when first needed: requester_proc() */
         key_serial_t auth_key;
         char comm[32];
         uint64_t net_ino, user_ino, mnt_ino;
@@ -65,6 +73,9 @@ typedef struct requester {
 } requester;
 
 int requester_find(key_serial_t target, requester *ret);
+/* The requester as a libnsid process (its namespaces, a worker in them): 0, or -errno when
+ * it was not found or has exited. */
+int requester_proc(requester *r);
 void requester_done(requester *r);
 /* "pid 123 (comm) net:[...] user:[...] mnt:[...]" or "requester unknown (reason)" */
 const char *requester_describe(const requester *r, int find_error, char *buf, size_t size);

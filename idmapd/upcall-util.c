@@ -25,7 +25,9 @@
 #include <ares.h>
 #include <nfsidmap.h>
 
+#include "fmt-util.h"
 #include "nsid-idmap.h"
+#include "proc-util.h"
 #define LAZY_WANT_NFSIDMAP
 #define LAZY_WANT_CARES
 #define LAZY_NO_REDIRECT
@@ -53,12 +55,16 @@ void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_
                 openlog(ident, LOG_PID, LOG_DAEMON);
 }
 
+bool log_wanted(int priority) {
+        return priority <= log_max && (log_stderr || log_syslog || log_fd >= 0);
+}
+
 void logmsg(int priority, const char *format, ...) {
         char buf[2048];
         va_list ap;
 
-        if (priority > log_max)
-                return;
+        if (!log_wanted(priority))
+                return; /* nowhere to go: not even formatted */
         va_start(ap, format);
         vsnprintf(buf, sizeof(buf), format, ap);
         va_end(ap);
@@ -180,6 +186,20 @@ int read_host_file(const char *path, size_t max, char **ret_data, size_t *ret_si
         return 0;
 }
 
+int read_small_file(const char *path, char *buf, size_t size) {
+        size_t n;
+        int fd, r;
+
+        if (size < 2 || size > INT32_MAX)
+                return -EINVAL;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        r = read_fd_deadline(fd, size - 1, READ_NO_DEADLINE, false, buf, NULL, &n);
+        close(fd);
+        return r < 0 ? r : (int) n;
+}
+
 int key_reject(key_serial_t key, unsigned timeout, int error) {
         if (keyctl_reject(key, timeout, (unsigned) error, 0) < 0) {
                 int e = errno;
@@ -203,45 +223,37 @@ int key_answer(key_serial_t key, const void *payload, size_t len, unsigned timeo
 /* The serial of the .request_key_auth key for target: the one we were given authority by
  * request-key, else a search of our session keyring. Its description must be exactly the
  * target's serial in hex. */
+static bool is_auth_key_for(key_serial_t k, const char *want) {
+        char buf[256];
+        nsid_key_describe kd;
+        /* ".request_key_auth;UID;GID;PERM;HEX": far below 256 bytes; a longer description
+         * is not the one we look for */
+        int n = keyctl_describe_buf(k, buf, sizeof(buf));
+        return n >= 0 && nsid_key_describe_parse(buf, (size_t) n, &kd) >= 0 &&
+               kd.type_len == strlen(".request_key_auth") &&
+               memcmp(kd.type, ".request_key_auth", kd.type_len) == 0 &&
+               kd.description_len == strlen(want) &&
+               memcmp(kd.description, want, kd.description_len) == 0;
+}
+
 static key_serial_t find_auth_key(key_serial_t target) {
-        char want[16];
+        char want[17];
         key_serial_t k;
         void *list = NULL;
         int n;
 
-        snprintf(want, sizeof(want), "%x", (unsigned) target);
+        fmt_hex(want, (uint32_t) target, 0);
 
         k = keyctl_get_keyring_ID(KEY_SPEC_REQKEY_AUTH_KEY, 0);
-        if (k > 0) {
-                char *d = NULL;
-                nsid_key_describe kd;
-                if (keyctl_describe_alloc(k, &d) >= 0 &&
-                    nsid_key_describe_parse(d, strlen(d), &kd) >= 0 &&
-                    kd.type_len == strlen(".request_key_auth") &&
-                    memcmp(kd.type, ".request_key_auth", kd.type_len) == 0 &&
-                    kd.description_len == strlen(want) &&
-                    memcmp(kd.description, want, kd.description_len) == 0) {
-                        free(d);
-                        return k;
-                }
-                free(d);
-        }
+        if (k > 0 && is_auth_key_for(k, want))
+                return k;
 
         n = keyctl_read_alloc(KEY_SPEC_SESSION_KEYRING, &list);
         if (n < 0)
                 return -ENOKEY;
         for (size_t i = 0; i < (size_t) n / sizeof(key_serial_t); i++) {
                 key_serial_t c = ((key_serial_t *) list)[i];
-                char *d = NULL;
-                nsid_key_describe kd;
-                bool ok = keyctl_describe_alloc(c, &d) >= 0 &&
-                          nsid_key_describe_parse(d, strlen(d), &kd) >= 0 &&
-                          kd.type_len == strlen(".request_key_auth") &&
-                          memcmp(kd.type, ".request_key_auth", kd.type_len) == 0 &&
-                          kd.description_len == strlen(want) &&
-                          memcmp(kd.description, want, kd.description_len) == 0;
-                free(d);
-                if (ok) {
+                if (is_auth_key_for(c, want)) {
                         free(list);
                         return c;
                 }
@@ -258,17 +270,19 @@ static key_serial_t find_auth_key(key_serial_t target) {
 static int ns_info(pid_t pid, nsid_ns_type type, uint32_t reserved, uint64_t *ret_ino,
                    int *ret_initial) {
         const char *name = nsid_ns_type_name(type);
-        char path[64];
+        char path[64], p[24];
         struct stat st, init;
 
-        snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int) pid, name);
+        fmt_u64(p, (uint64_t) pid);
+        if (fmt_join(path, sizeof(path), "/proc/", p, "/ns/", name, NULL) < 0)
+                return -ENAMETOOLONG;
         if (stat(path, &st) < 0)
                 return -errno;
         *ret_ino = (uint64_t) st.st_ino;
         if ((uint64_t) st.st_ino == reserved)
                 *ret_initial = 1;
         else {
-                snprintf(path, sizeof(path), "/proc/1/ns/%s", name);
+                (void) fmt_join(path, sizeof(path), "/proc/1/ns/", name, NULL);
                 *ret_initial = stat(path, &init) < 0 ? -errno
                                                       : init.st_dev == st.st_dev &&
                                                                 init.st_ino == st.st_ino;
@@ -283,14 +297,16 @@ static int ns_info(pid_t pid, nsid_ns_type type, uint32_t reserved, uint64_t *re
  * are printed raw) is -ENOTUNIQ, as with nsid_proc_keys_find(). */
 static int proc_keys_find_fast(const char *text, size_t size, int32_t serial,
                                nsid_proc_keys_entry *ret) {
-        char pat[16];
-        int pl = snprintf(pat, sizeof(pat), "\n%08x ", (unsigned) serial);
+        char pat[20];
+        pat[0] = '\n';
+        size_t pl = 1 + fmt_hex(pat + 1, (uint32_t) serial, 8);
+        pat[pl++] = ' ';
         const char *line = NULL;
 
-        if (size >= (size_t) pl - 1 && memcmp(text, pat + 1, (size_t) pl - 1) == 0)
+        if (size >= pl - 1 && memcmp(text, pat + 1, pl - 1) == 0)
                 line = text;
         for (const char *p = text; (p = memmem(p, size - (size_t) (p - text), pat,
-                                               (size_t) pl)) != NULL; p++) {
+                                               pl)) != NULL; p++) {
                 if (line)
                         return -ENOTUNIQ;
                 line = p + 1;
@@ -302,22 +318,41 @@ static int proc_keys_find_fast(const char *text, size_t size, int32_t serial,
         return nsid_proc_keys_find(line, len, serial, ret);
 }
 
-static int proc_keys_read_as_nobody(char **ret, size_t *ret_size) {
+/* /proc/keys into buf (size bytes, NUL appended) when it fits, else into *ret_heap
+ * (malloc'ed); *ret is whichever holds it. */
+static int proc_keys_read(char *buf, size_t size, char **ret, char **ret_heap, size_t *ret_size) {
+        int r = read_small_file("/proc/keys", buf, size);
+        if (r >= 0) {
+                *ret = buf;
+                *ret_size = (size_t) r;
+                return 0;
+        }
+        if (r != -EFBIG)
+                return r;
+        r = read_host_file("/proc/keys", 64u * 1024 * 1024, ret_heap, ret_size);
+        if (r >= 0)
+                *ret = *ret_heap;
+        return r;
+}
+
+static int proc_keys_read_as_nobody(char *buf, size_t size, char **ret, char **ret_heap,
+                                    size_t *ret_size) {
         uid_t fsuid = (uid_t) setfsuid(65534);
         bool changed = (uid_t) setfsuid((uid_t) -1) == 65534;
-        int r = read_host_file("/proc/keys", 64u * 1024 * 1024, ret, ret_size);
+        int r = proc_keys_read(buf, size, ret, ret_heap, ret_size);
         if (changed)
                 (void) setfsuid(fsuid);
         if (!changed || r >= 0)
                 return r;
         /* a kernel or policy that refuses nobody /proc/keys: as ourselves */
-        return read_host_file("/proc/keys", 64u * 1024 * 1024, ret, ret_size);
+        return proc_keys_read(buf, size, ret, ret_heap, ret_size);
 }
 
 int requester_find(key_serial_t target, requester *ret) {
-        requester r = { .net_initial = -ENODATA, .user_initial = -ENODATA,
+        requester r = { .pidfd = -1, .net_initial = -ENODATA, .user_initial = -ENODATA,
                         .mnt_initial = -ENODATA, .mnt_owner_initial = -ENODATA };
-        char *keys = NULL;
+        char keysbuf[16384]; /* as nobody, /proc/keys shows a few lines: no allocation */
+        char *keys = NULL, *keys_heap = NULL;
         size_t size;
         nsid_proc_keys_entry e;
         int32_t t;
@@ -337,7 +372,7 @@ int requester_find(key_serial_t target, requester *ret) {
          * host, about 1 ms per read with 1,500 keys that are not ours, whether or not the
          * request's authority is assumed; not measured alone in the lab, where finding the
          * requester took 15-40 ms of an upcall under load.) */
-        k = proc_keys_read_as_nobody(&keys, &size);
+        k = proc_keys_read_as_nobody(keysbuf, sizeof(keysbuf), &keys, &keys_heap, &size);
         if (k < 0)
                 return k;
         /* (CAP_SETUID was kept only for that) */
@@ -347,26 +382,29 @@ int requester_find(key_serial_t target, requester *ret) {
                 k = -EBADMSG;
         if (k >= 0)
                 k = nsid_reqkey_auth_parse(e.description, e.description_len, &t, &pid, NULL);
-        free(keys);
+        free(keys_heap);
         if (k < 0)
                 return k;
         if (t != target)
                 return -EBADMSG;
-        k = nsid_proc_open(pid, &r.proc);
-        if (k < 0)
-                return k;
+        /* pinned by a pidfd; a libnsid process object (an allocation and an open of its
+         * /proc directory) only when its namespaces must be opened, requester_proc() */
+        r.pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (r.pidfd < 0)
+                return errno == EINVAL ? -ESRCH : -errno;
         /* The auth key must still be there once the pid is pinned: the pid we read belongs
          * to a task that was waiting for this very key. */
         if (keyctl_describe(r.auth_key, NULL, 0) < 0) {
-                nsid_proc_unref(r.proc);
+                close(r.pidfd);
                 return -EKEYREVOKED;
         }
         r.pid = pid;
 
         /* its name (at most 16 bytes and a newline: one read), for the log; like the
          * namespaces below, read by path and vouched for by the pidfd check after them */
-        char path[64], comm[64];
-        snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+        char path[64], comm[64], p[24];
+        fmt_u64(p, (uint64_t) pid);
+        (void) fmt_join(path, sizeof(path), "/proc/", p, "/comm", NULL);
         int cfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (cfd >= 0) {
                 ssize_t cl = read(cfd, comm, sizeof(comm));
@@ -381,15 +419,15 @@ int requester_find(key_serial_t target, requester *ret) {
         (void) ns_info(pid, NSID_NS_NET, 0xEFFFFFF9U, &r.net_ino, &r.net_initial);
         (void) ns_info(pid, NSID_NS_USER, 0xEFFFFFFDU, &r.user_ino, &r.user_initial);
         (void) ns_info(pid, NSID_NS_MNT, 0xEFFFFFF8U, &r.mnt_ino, &r.mnt_initial);
-        if (nsid_proc_check_alive(r.proc) < 0) {
-                nsid_proc_unref(r.proc);
+        if (pidfd_check_alive(r.pidfd) < 0) {
+                close(r.pidfd);
                 return -ESRCH;
         }
         if (r.mnt_initial == 1)
                 r.mnt_owner_initial = 1;
         else {
                 nsid_ns *mnt = NULL, *owner = NULL;
-                if (nsid_proc_open_ns(r.proc, NSID_NS_MNT, &mnt) >= 0 &&
+                if (requester_proc(&r) >= 0 && nsid_proc_open_ns(r.proc, NSID_NS_MNT, &mnt) >= 0 &&
                     nsid_ns_get_userns(mnt, &owner) >= 0)
                         r.mnt_owner_initial = nsid_ns_is_initial(owner);
                 nsid_ns_unref(owner);
@@ -399,12 +437,23 @@ int requester_find(key_serial_t target, requester *ret) {
         return 0;
 }
 
+int requester_proc(requester *r) {
+        if (r->proc)
+                return 0;
+        if (r->pidfd < 0)
+                return -ESRCH;
+        return nsid_proc_open_pidfd(r->pidfd, &r->proc); /* (a copy of the pidfd) */
+}
+
 void requester_done(requester *r) {
         r->proc = nsid_proc_unref(r->proc);
+        if (r->pidfd >= 0)
+                close(r->pidfd);
+        r->pidfd = -1;
 }
 
 const char *requester_describe(const requester *r, int find_error, char *buf, size_t size) {
-        if (find_error < 0 || !r->proc) {
+        if (find_error < 0 || r->pidfd < 0) {
                 snprintf(buf, size, "requester unknown (%s)", strerror(-find_error));
                 return buf;
         }
@@ -616,6 +665,16 @@ static int keyctl_alloc(int op, key_serial_t id, char **ret) {
                 free(b); /* too small: again with the size it needs */
                 n = m;
         }
+}
+
+int keyctl_describe_buf(key_serial_t id, char *buf, size_t size) {
+        long m = syscall(SYS_keyctl, KEYCTL_DESCRIBE, (long) id, buf, (unsigned long) size, 0L);
+        if (m < 0)
+                return -errno;
+        if (m == 0 || (size_t) m > size)
+                return -ERANGE; /* (the length counts the NUL) */
+        buf[m - 1] = '\0';
+        return (int) (m - 1);
 }
 
 int keyctl_describe_alloc(key_serial_t id, char **_buffer) {

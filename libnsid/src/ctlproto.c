@@ -9,6 +9,7 @@
 #include <nsid/nfsdchan.h>
 
 #include "macro.h"
+#include "fmt-util.h"
 #include "parse-util.h"
 
 #define MAX_FIELDS 6
@@ -131,42 +132,47 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
         return 0;
 }
 
+/* (no printf here: nsid-idmap formats a lookup at every upcall, fmt-util.h) */
 static int fmt_target(const nsid_ctl_request *rq, char *buf, size_t size) {
+        char n[24];
         switch (rq->target) {
         case NSID_CTL_TARGET_ALL:
-                return snprintf(buf, size, "all");
+                return fmt_join(buf, size, "all", NULL);
         case NSID_CTL_TARGET_HOST:
-                return snprintf(buf, size, "host");
+                return fmt_join(buf, size, "host", NULL);
         case NSID_CTL_TARGET_PID:
-                return rq->pid > 0 ? snprintf(buf, size, "pid:%d", (int) rq->pid) : -EINVAL;
+                if (rq->pid <= 0)
+                        return -EINVAL;
+                fmt_u64(n, (uint64_t) rq->pid);
+                return fmt_join(buf, size, "pid:", n, NULL);
         case NSID_CTL_TARGET_NETNS:
-                return rq->netns_ino > 0 ? snprintf(buf, size, "netns:%" PRIu64, rq->netns_ino)
-                                         : -EINVAL;
+                if (rq->netns_ino == 0)
+                        return -EINVAL;
+                fmt_u64(n, rq->netns_ino);
+                return fmt_join(buf, size, "netns:", n, NULL);
         default:
                 return -EINVAL;
         }
 }
 
 _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size_t size) {
-        char target[64], value[4 * NSID_CTL_VALUE_MAX + 1];
-        int n;
+        char target[64], value[4 * NSID_CTL_VALUE_MAX + 1], n[24];
+        const char *view;
 
         assert_return(rq, -EINVAL);
         assert_return(buf && size > 0, -EINVAL);
         switch (rq->command) {
         case NSID_CTL_STATUS:
-                n = snprintf(buf, size, "status\n");
-                break;
+                return fmt_join(buf, size, "status\n", NULL);
         case NSID_CTL_FLUSH:
                 if (fmt_target(rq, target, sizeof(target)) < 0)
                         return -EINVAL;
-                n = snprintf(buf, size, "flush %s\n", target);
-                break;
+                return fmt_join(buf, size, "flush ", target, "\n", NULL);
         case NSID_CTL_REGISTER:
                 if (rq->pid <= 0)
                         return -EINVAL;
-                n = snprintf(buf, size, "register %d\n", (int) rq->pid);
-                break;
+                fmt_u64(n, (uint64_t) rq->pid);
+                return fmt_join(buf, size, "register ", n, "\n", NULL);
         case NSID_CTL_LOOKUP:
                 if (rq->target == NSID_CTL_TARGET_ALL || fmt_target(rq, target, sizeof(target)) < 0)
                         return -EINVAL;
@@ -180,18 +186,14 @@ _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size
                 } else {
                         if (rq->id == UINT32_MAX)
                                 return -EINVAL;
-                        snprintf(value, sizeof(value), "%" PRIu32, rq->id);
+                        fmt_u64(value, rq->id);
                 }
-                n = snprintf(buf, size, "lookup %s %s %s%s%s\n", target, kind_words[rq->kind],
-                             value, view_words[rq->view] ? " " : "",
-                             view_words[rq->view] ? view_words[rq->view] : "");
-                break;
+                view = view_words[rq->view];
+                return fmt_join(buf, size, "lookup ", target, " ", kind_words[rq->kind], " ",
+                                value, view ? " " : "", view ? view : "", "\n", NULL);
         default:
                 return -EINVAL;
         }
-        if (n < 0 || (size_t) n >= size)
-                return -ENOBUFS;
-        return n;
 }
 
 _public_ int nsid_ctl_reply_parse(const char *line, size_t len, nsid_ctl_reply *ret) {

@@ -234,21 +234,7 @@ _public_ int nsid_ns_is_initial(const nsid_ns *ns) {
 /* ---- processes ---- */
 
 static int proc_check_alive(const nsid_proc *p) {
-        /* A pidfd becomes readable when its process exits, zombie or reaped; a signal would
-         * still be delivered to an unreaped zombie, so poll instead. */
-        struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
-        int n;
-
-        do
-                n = poll(&pfd, 1, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
-                return -ESRCH;
-        if (n > 0 && (pfd.revents & POLLNVAL))
-                return -EBADF;
-        return 0;
+        return pidfd_check_alive(p->pidfd);
 }
 
 /* pidfd is owned by the new object (also on failure). */

@@ -145,3 +145,20 @@ int pidfd_get_pid(int pidfd, pid_t *ret) {
         fclose(f);
         return r;
 }
+
+int pidfd_check_alive(int pidfd) {
+        /* a pidfd becomes readable when its process exits */
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+        int n;
+
+        do
+                n = poll(&pfd, 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
+                return -ESRCH;
+        if (n > 0 && (pfd.revents & POLLNVAL))
+                return -EBADF;
+        return 0;
+}

@@ -34,6 +34,10 @@ int fd_wait_deadline(int fd, short events, uint64_t deadline_ms);
 int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newline, char *buf,
                      char **ret_data, size_t *ret_size);
 
+/* 0 while the process of pidfd runs, -ESRCH once it has exited (zombie or reaped; poll,
+ * since a signal would still reach an unreaped zombie), -EBADF or -errno. */
+int pidfd_check_alive(int pidfd);
+
 /* The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:" line); -ESRCH if it exited. */
 int pidfd_get_pid(int pidfd, pid_t *ret);
 
