@@ -8,7 +8,7 @@ import os, re, sys
 res_path = sys.argv[1]
 base = os.path.dirname(res_path)
 # a daemon's turns at a pass are pooled: their upcalls, wall times, CPU and latencies added up
-ops, traces, turns = {}, {}, {}
+ops, traces, turns, guest = {}, {}, {}, {}
 for line in open(res_path):
     f = line.split()
     if len(f) < 3:
@@ -18,6 +18,10 @@ for line in open(res_path):
         w, c, t, l = ops.get((f[0], f[1]), (0, 0, 0, []))
         ops[(f[0], f[1])] = (int(f[3]), c + int(f[4]), t + int(f[5]), l + [int(x) for x in f[6:]])
         turns[(f[0], f[1])] = turns.get((f[0], f[1]), 0) + 1
+    elif f[2] == "guestcpu":
+        # daemon pass guestcpu BUSY_TICKS TOTAL_TICKS CLK_TCK (all the guest's CPUs)
+        b, t, _ = guest.get((f[0], f[1]), (0, 0, 0))
+        guest[(f[0], f[1])] = (b + int(f[3]), t + int(f[4]), int(f[5]))
     elif f[2] == "trace":
         traces.setdefault((f[0], f[1]), []).append(os.path.join(base, f[3]))
 
@@ -80,7 +84,7 @@ PASSES = ("both", "pipes", "pipes-warm", "channels", "channels-warm", "chown",
 print("%-20s %-12s %5s %4s %7s %8s %9s %8s %8s %9s %9s %9s" % (
     "pass/path", "daemon", "turns", "proc", "upcalls", "wall ms", "upcalls/s", "p50 us", "p99 us",
     "cpu us/up", "up/cpu-s", "op p99 ms"))
-res = {}
+res, cpu_res = {}, {}
 for p in PASSES:
     for d in ("rpc", "nsid"):
         if (d, p) not in ops:
@@ -94,6 +98,9 @@ for p in PASSES:
                 "-", pct(lat_ops, 99) / 1000))
             continue
         cpu_per = cpu_ns / 1000 / total
+        if (d, p) in guest:
+            busy, ticks, hz = guest[(d, p)]
+            cpu_res[(p, d)] = (busy / ticks if ticks else 0, busy * 1e6 / hz / total, cpu_per)
         for kind in ("chan", "pipe"):
             v = lat.get(kind)
             if not v:
@@ -123,3 +130,22 @@ for p in PASSES:
 if notes:
     print("nsid-idmapd's periodic work during the passes (uprobes):")
     print("\n".join(notes))
+if cpu_res:
+    # If the guest's CPUs are saturated, upcalls/s = CPU capacity / guest CPU per upcall; the
+    # part that is not the daemon's (the NFS client, knfsd, the workers, the kernel's side of
+    # each upcall) stays whatever the daemon, so replacing rpc.idmapd by a daemon that costs
+    # nothing at all gains at most (guest CPU per upcall) / (that part), end to end.
+    print("the guest's CPU during the passes (all its CPUs; busy: share of their time; per upcall: us)")
+    print("  %-14s %-12s %6s %10s %10s %10s %s" % ("pass", "daemon", "busy", "guest/up", "daemon/up",
+                                                "other/up", "end-to-end gain possible over rpc.idmapd"))
+    # (saturated passes only: their window starts once the workers are up, while a serial
+    # pass's also holds the start of its worker's Python)
+    for p in PASSES:
+        for d in ("rpc", "nsid"):
+            if not p.startswith("sat-") or (p, d) not in cpu_res:
+                continue
+            b, g, dm = cpu_res[(p, d)]
+            bound = ""
+            if d == "rpc" and g > dm > 0:
+                bound = "at most x%.2f (a daemon of zero cost, if the guest stays CPU-bound)" % (g / (g - dm))
+            print("  %-14s %-12s %5.0f%% %10.0f %10.0f %10.0f %s" % (p, NAMES[d], b * 100, g, dm, g - dm, bound))

@@ -185,11 +185,20 @@ daemon_cpu_ns() { # run time of every thread of the daemon processes, ns
   done
   echo $s
 }
-CPU0=0
-pass_start() { trace_reset; CPU0=$(daemon_cpu_ns); }
+guest_ticks() { # "busy total" clock ticks of all the guest's CPUs (/proc/stat)
+  local _c u n sy id io irq sirq st _rest
+  read -r _c u n sy id io irq sirq st _rest < /proc/stat
+  echo "$((u + n + sy + irq + sirq + st)) $((u + n + sy + id + io + irq + sirq + st))"
+}
+CPU0=0 G0=
+pass_start() { trace_reset; CPU0=$(daemon_cpu_ns); G0=$(guest_ticks); }
 record() { # daemon pass outfile...: merge worker outputs, save the trace and daemon CPU
   local d=$1 p=$2; shift 2
-  local cpu=$(( $(daemon_cpu_ns) - CPU0 ))
+  local cpu=$(( $(daemon_cpu_ns) - CPU0 )) g1 b0 t0 b1 t1
+  g1=$(guest_ticks); read -r b0 t0 <<< "$G0"; read -r b1 t1 <<< "$g1"
+  # the whole guest's CPU over the pass: how close to saturated it ran, and what the work
+  # other than the daemon's costs (the bound on any daemon's end-to-end gain)
+  echo "$d $p guestcpu $((b1 - b0)) $((t1 - t0)) $(getconf CLK_TCK)" >> "$R"
   python3 - "$d" "$p" "$cpu" "$@" >> "$R" <<'PY'
 import sys
 d, p, cpu = sys.argv[1:4]

@@ -27,6 +27,13 @@ SOCK=/run/nsid/idmapd.sock
 mkdir -p "$W" /run/nsid
 
 check "nfsv4 loaded (id_resolver key type)" modprobe nfsv4 || bail "no nfsv4"
+# NSID_BENCH_ASLR=0 on the host: address space randomization off in the guest. TCG caches
+# its translation of guest code by virtual address, so with ASLR every exec's code (ld.so,
+# libc, the helper) is translated afresh: the cost of an upcall here is mostly the amount of
+# distinct code run. With it off, that cost mostly goes (doc/benchmarks.md).
+case " ${LAB_ARGS:-} " in
+  *" aslr=0 "*) echo 0 > /proc/sys/kernel/randomize_va_space; note "ASLR off in the guest" ;;
+esac
 cat > /etc/idmapd.conf <<EOC
 [General]
 Domain = $DOMAIN
