@@ -35,7 +35,10 @@
 #     rpc.idmapd the sum of its K+1 processes) over the pass.
 # Arguments (NSID_LAB_ARGS): KEY=VALUE for BENCH_N, BENCH_CHOWN, BENCH_CLIENTS, BENCH_PROCS,
 # BENCH_SAT, BENCH_PASSES ("serial sat" by default), BENCH_ORDER ("rpc nsid nsid rpc": each
-# daemon's turns, every turn all the passes; the table pools a daemon's turns).
+# daemon's turns, every turn all the passes; the table pools a daemon's turns), BENCH_PERF=1
+# (a diagnosis, not for the figures, which perf perturbs: perf samples the whole guest from
+# 15 s before each saturated pass, its start-up time in TCG, to the pass's end; profiles by
+# process and symbol in bench-data/perf-DAEMON-PASS-TURN.txt).
 # Results: the table (bench/idmapd/bench-table.py) as "# table:" lines; raw results and traces
 # in /lab-out/bench-data/ (the table can be recomputed on the host from them).
 . "$LAB_LIB/lab.sh"
@@ -44,7 +47,7 @@
 . "$LAB_LIB/idmapd-server.sh"
 for a in "$@"; do
   case $a in
-    BENCH_N=*|BENCH_CHOWN=*|BENCH_CLIENTS=*|BENCH_PROCS=*|BENCH_SAT=*|BENCH_PASSES=*|BENCH_ORDER=*) export "${a//,/ }" ;;
+    BENCH_N=*|BENCH_CHOWN=*|BENCH_CLIENTS=*|BENCH_PROCS=*|BENCH_SAT=*|BENCH_PASSES=*|BENCH_ORDER=*|BENCH_PERF=*) export "${a//,/ }" ;;
     *) bail "unknown argument $a" ;;
   esac
 done
@@ -233,10 +236,23 @@ sat_pass() { # daemon pass: K x P workers over the daemon's saturated files
   done
   wait_for 60 sh -c "[ \$(ls '$W'/ready-* 2>/dev/null | wc -l) -ge $((K * P)) ]" ||
     note "$d $p: not every worker ready after 60 s"
+  local perf=
+  if [ "${BENCH_PERF:-0}" = 1 ]; then
+    perf record -q -a -e cpu-clock -F 499 -o "$W/perf.data" -- sleep 600 2>"$W/perf.err" &
+    perf=$!
+    sleep 15
+  fi
   pass_start
   exec 3> "$W/go"   # every worker's open() of the FIFO returns now
   wait "${pids[@]}"
   exec 3>&-
+  if [ -n "$perf" ]; then
+    pkill -INT -P "$perf" sleep 2>/dev/null; wait "$perf" 2>/dev/null
+    { cat "$W/perf.err"; perf report -i "$W/perf.data" -n --sort comm --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+      echo "--- kernel and user symbols, by process"
+      perf report -i "$W/perf.data" -n --sort comm,dso,sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -300
+    } > "$D/perf-$d-$p-$TURN.txt"
+  fi
   record "$d" "$p" "${outs[@]}"
 }
 remount_all() { local c; for c in $(clients); do container_exec "$c" umount /mnt/nfs 2>/dev/null; cli_mount "$c" s1 || return 1; done; }
