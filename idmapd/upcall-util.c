@@ -267,9 +267,9 @@ static key_serial_t find_auth_key(key_serial_t target) {
  * of newer kernels, else the same as PID 1's). One or two system calls instead of opening
  * the namespace; the pid is checked to still be the requester's (its pidfd) once all are
  * read, in requester_find(). */
-static int ns_info(pid_t pid, nsid_ns_type type, uint32_t reserved, uint64_t *ret_ino,
-                   int *ret_initial) {
+static int ns_info(pid_t pid, nsid_ns_type type, uint64_t *ret_ino, int *ret_initial) {
         const char *name = nsid_ns_type_name(type);
+        uint32_t reserved = nsid_ns_type_initial_ino(type);
         char path[64], p[24];
         struct stat st, init;
 
@@ -416,9 +416,9 @@ int requester_find(key_serial_t target, requester *ret) {
         }
         /* (include/linux/proc_ns.h: the inodes of the initial namespaces; net and mnt
          * have theirs since 6.x, before that they are dynamic and compared with PID 1's) */
-        (void) ns_info(pid, NSID_NS_NET, 0xEFFFFFF9U, &r.net_ino, &r.net_initial);
-        (void) ns_info(pid, NSID_NS_USER, 0xEFFFFFFDU, &r.user_ino, &r.user_initial);
-        (void) ns_info(pid, NSID_NS_MNT, 0xEFFFFFF8U, &r.mnt_ino, &r.mnt_initial);
+        (void) ns_info(pid, NSID_NS_NET, &r.net_ino, &r.net_initial);
+        (void) ns_info(pid, NSID_NS_USER, &r.user_ino, &r.user_initial);
+        (void) ns_info(pid, NSID_NS_MNT, &r.mnt_ino, &r.mnt_initial);
         if (pidfd_check_alive(r.pidfd) < 0) {
                 close(r.pidfd);
                 return -ESRCH;

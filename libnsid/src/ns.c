@@ -197,6 +197,12 @@ static const uint32_t ns_init_ino[_NSID_NS_TYPE_MAX] = {
         [NSID_NS_NET] = 0xEFFFFFF9U,  [NSID_NS_MNT] = 0xEFFFFFF8U,
 };
 
+_public_ uint32_t nsid_ns_type_initial_ino(nsid_ns_type type) {
+        if ((int) type < 0 || type >= _NSID_NS_TYPE_MAX)
+                return 0;
+        return ns_init_ino[type];
+}
+
 /* Whether this kernel gives the initial namespace of type its reserved inode: always for
  * the old types; for net and mnt only on newer kernels, which we know when any namespace of
  * that type we can see (our own) carries the reserved number. */

@@ -59,6 +59,23 @@ static void test_types(void **state) {
         }
         assert_int_equal(nsid_ns_type_from_name("bogus"), -EINVAL);
         assert_null(nsid_ns_type_name(_NSID_NS_TYPE_MAX));
+
+        /* This test runs in the host's initial user namespace (the kernel has reserved its
+         * inode since 3.8), and PID 1's namespaces are the initial ones: where the kernel
+         * gives one of them its reserved number, it is ours for that type. */
+        struct stat st;
+        assert_int_equal(stat("/proc/self/ns/user", &st), 0);
+        assert_int_equal((uint64_t) st.st_ino, nsid_ns_type_initial_ino(NSID_NS_USER));
+        for (int t = 0; t < _NSID_NS_TYPE_MAX; t++) {
+                char path[64];
+                uint32_t ino = nsid_ns_type_initial_ino((nsid_ns_type) t);
+                assert_true(ino >= 0xEFFFFFF0U && ino < 0xF0000000U);
+                snprintf(path, sizeof(path), "/proc/1/ns/%s", nsid_ns_type_name((nsid_ns_type) t));
+                if (stat(path, &st) == 0 && st.st_ino >= 0xEFFFFFF0U && st.st_ino < 0xF0000000U)
+                        assert_int_equal((uint64_t) st.st_ino, ino);
+        }
+        assert_int_equal(nsid_ns_type_initial_ino(_NSID_NS_TYPE_MAX), 0);
+        assert_int_equal(nsid_ns_type_initial_ino((nsid_ns_type) -1), 0);
 }
 
 static void test_open_path(void **state) {

@@ -46,6 +46,11 @@ typedef struct nsid_proc nsid_proc;
 const char *nsid_ns_type_name(nsid_ns_type type);
 /* The CLONE_NEW* flag of a type, 0 for an invalid type. */
 int nsid_ns_type_clone_flag(nsid_ns_type type);
+/* The inode number the kernel reserves for the initial namespace of a type (for net and mnt
+ * only since Linux 6.x; older kernels number them dynamically), 0 for an invalid type. A
+ * namespace file with this inode (on nsfs) is the initial one; one without it is not,
+ * where the kernel reserves the number (compare with /proc/1/ns otherwise). */
+uint32_t nsid_ns_type_initial_ino(nsid_ns_type type);
 /* Parse "net", "user", ...; returns the type or -EINVAL. */
 int nsid_ns_type_from_name(const char *name);
 
