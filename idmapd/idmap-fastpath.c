@@ -4,6 +4,8 @@
  * "lookup host KIND VALUE host-ids") and use its cached answer; any failure (no daemon,
  * refused, slower than the bound, malformed reply) returns an error and the helper
  * resolves by itself. The daemon's reply is checked as strictly as the kernel's request.
+ * The request is sent first and the reply read later, so that the daemon's lookup runs
+ * while the helper finds its requester.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,15 +13,18 @@
 #include <nsid/ctlproto.h>
 #include <nsid/keyring.h>
 
+#include "macro.h"
 #include "nsid-idmap.h"
+#include "proc-util.h"
 
-int fastpath_lookup(const char *socket_path, unsigned timeout_ms, const nsid_idmap_keydesc *kd,
-                    fastpath_answer *ret) {
+int fastpath_start(const char *socket_path, unsigned timeout_ms, const nsid_idmap_keydesc *kd,
+                   fastpath_call *ret) {
         nsid_ctl_request rq = { .command = NSID_CTL_LOOKUP, .target = NSID_CTL_TARGET_HOST,
                                 .kind = kd->kind, .view = NSID_CTL_VIEW_HOST_IDS };
-        char req[NSID_CTL_LINE_MAX + 1], line[NSID_CTL_LINE_MAX + 1];
-        int r, n;
+        char req[NSID_CTL_LINE_MAX + 1];
+        int n, fd;
 
+        *ret = (fastpath_call) { .fd = -EBADF, .kd = kd };
         if (timeout_ms == 0)
                 return -ECANCELED;
         if (nsid_idmap_key_kind_answers_name(kd->kind))
@@ -32,9 +37,28 @@ int fastpath_lookup(const char *socket_path, unsigned timeout_ms, const nsid_idm
         n = nsid_ctl_request_format(&rq, req, sizeof(req));
         if (n < 0)
                 return n;
-        /* socket, connect, send, poll, read, close (a poll before send only if the daemon's queue
-         * is full); the reply goes into line: no allocation */
-        r = nsid_ctl_roundtrip(socket_path, req, (size_t) n, timeout_ms, line, sizeof(line), NULL);
+        ret->deadline_ms = now_monotonic_ms() + timeout_ms;
+        /* socket, connect, send (a poll before send only if the daemon's queue is full) */
+        fd = nsid_ctl_send(socket_path, req, (size_t) n, timeout_ms);
+        if (fd < 0)
+                return fd;
+        ret->fd = fd;
+        return 0;
+}
+
+int fastpath_finish(fastpath_call *c, fastpath_answer *ret) {
+        char line[NSID_CTL_LINE_MAX + 1];
+        uint64_t now = now_monotonic_ms();
+        int r;
+
+        if (c->fd < 0)
+                return -EBADF;
+        /* the bound counts from the send: what the helper did meanwhile is part of it (at
+         * least 1 ms, so a daemon that has already answered is read) */
+        unsigned left = c->deadline_ms > now ? (unsigned) (c->deadline_ms - now) : 1;
+        /* poll, read; the reply goes into line: no allocation */
+        r = nsid_ctl_receive(c->fd, left, line, sizeof(line), NULL);
+        c->fd = safe_close(c->fd);
         if (r < 0)
                 return r;
 
@@ -52,7 +76,7 @@ int fastpath_lookup(const char *socket_path, unsigned timeout_ms, const nsid_idm
         char value[NSID_CTL_VALUE_MAX];
         if (nsid_ctl_lookup_reply_parse(&reply, value, &a.ttl, &a.cached) < 0)
                 return -EBADMSG;
-        if (nsid_idmap_key_kind_answers_name(kd->kind)) {
+        if (nsid_idmap_key_kind_answers_name(c->kd->kind)) {
                 size_t l = strlen(value);
                 if (nsid_idmap_name_check(value, l) < 0)
                         return -EBADMSG;
@@ -66,4 +90,8 @@ int fastpath_lookup(const char *socket_path, unsigned timeout_ms, const nsid_idm
         }
         *ret = a;
         return 0;
+}
+
+void fastpath_cancel(fastpath_call *c) {
+        c->fd = safe_close(c->fd);
 }

@@ -424,6 +424,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
         nsid_key_describe kdesc;
         nsid_idmap_keydesc kdbuf, *kd = &kdbuf;
         requester rq = { .pidfd = -1 };
+        fastpath_call fc = { .fd = -EBADF };
         int rq_r = -ENODATA, r, status = 1;
         const char *desc;
         size_t desc_len;
@@ -495,20 +496,25 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                             "characters, or a decimal id below 4294967295");
                 goto reject_invalid;
         }
+        load_policy(o, &pol);
+        /* The fast path (nsid-idmapd's cache, host context): the lookup is sent now and its
+         * reply read once the requester is found, so the daemon answers meanwhile. */
+        int f = -ECANCELED;
+        if (!pol.requester_context)
+                f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, &fc);
         rq_r = requester_find(key, &rq);
         if (log_wanted(LOG_ERR)) { /* what the log lines show (nothing to build without a log) */
                 log_escape(desc, desc_len, esc, sizeof(esc));
                 requester_describe(&rq, rq_r, who, sizeof(who));
         }
 
-        load_policy(o, &pol);
         if (!pol.requester_context)
                 drop_all_caps(key); /* the requester is known: nothing privileged is left */
         r = -ENODATA;
         if (!pol.requester_context) {
-                /* The fast path: nsid-idmapd's cache, host context. */
                 fastpath_answer fa;
-                int f = fastpath_lookup(o->daemon_socket, o->daemon_timeout_ms, kd, &fa);
+                if (f >= 0)
+                        f = fastpath_finish(&fc, &fa);
                 if (f >= 0 && fa.negative) {
                         logmsg(LOG_WARNING, "key %d: %s: no mapping (nsid-idmapd); rejected for "
                                "%us; %s", key, esc, IDMAP_NEGATIVE_TIMEOUT, who);
@@ -645,6 +651,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
 reject_invalid:
         key_reject(key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
 out:
+        fastpath_cancel(&fc);
         requester_done(&rq);
         free(dh);
         return status;

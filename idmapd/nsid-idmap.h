@@ -102,8 +102,19 @@ typedef struct fastpath_answer {
         char name[128];
 } fastpath_answer;
 struct nsid_idmap_keydesc;
-int fastpath_lookup(const char *socket_path, unsigned timeout_ms,
-                    const struct nsid_idmap_keydesc *kd, fastpath_answer *ret);
+/* In two steps: fastpath_start() sends the lookup (0, or -errno with nothing to finish;
+ * -ECANCELED when timeout_ms is 0: the fast path is off), fastpath_finish() waits for the
+ * reply until timeout_ms after the send and closes the connection; fastpath_cancel() closes
+ * it unread. */
+typedef struct fastpath_call {
+        int fd;
+        uint64_t deadline_ms;
+        const struct nsid_idmap_keydesc *kd;
+} fastpath_call;
+int fastpath_start(const char *socket_path, unsigned timeout_ms,
+                   const struct nsid_idmap_keydesc *kd, fastpath_call *ret);
+int fastpath_finish(fastpath_call *c, fastpath_answer *ret);
+void fastpath_cancel(fastpath_call *c);
 
 /* Privileges: keep only the capabilities in the mask (CAP_TO_MASK bits, 64-bit), drop the
  * rest for good (no_new_privs too). -errno on failure. */

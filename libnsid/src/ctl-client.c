@@ -38,22 +38,13 @@ static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ms) {
         return 0;
 }
 
-_public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, size_t len,
-                                unsigned timeout_ms, char *buf, size_t size, char **ret_reply) {
+static int ctl_send(const char *socket_path, const char *request, size_t len,
+                    uint64_t deadline_ms) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        uint64_t deadline_ms;
         _cleanup_close_ int fd = -EBADF;
-        size_t pl, got;
-        char *line;
+        size_t pl;
         int r;
 
-        assert_return(socket_path, -EINVAL);
-        assert_return(request && len > 0 && request[len - 1] == '\n', -EINVAL);
-        assert_return(timeout_ms > 0, -EINVAL);
-        assert_return(size >= 2 && size <= INT_MAX, -EINVAL);
-        assert_return(buf || ret_reply, -EINVAL);
-
-        deadline_ms = now_monotonic_ms() + timeout_ms;
         pl = strlen(socket_path);
         if (pl == 0)
                 return -EINVAL;
@@ -73,6 +64,14 @@ _public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, si
          * for reading */
         if (r < 0 && r != -EPIPE && r != -ECONNRESET)
                 return r;
+        return TAKE_FD(fd);
+}
+
+static int ctl_receive(int fd, uint64_t deadline_ms, char *buf, size_t size, char **ret_reply) {
+        size_t got;
+        char *line;
+        int r;
+
         r = read_fd_deadline(fd, size - 1, deadline_ms, true, buf, &line, &got);
         if (r == -EFBIG)
                 return -EMSGSIZE;
@@ -87,4 +86,41 @@ _public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, si
         if (ret_reply)
                 *ret_reply = line;
         return (int) got;
+}
+
+_public_ int nsid_ctl_send(const char *socket_path, const char *request, size_t len,
+                           unsigned timeout_ms) {
+        assert_return(socket_path, -EINVAL);
+        assert_return(request && len > 0 && request[len - 1] == '\n', -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+
+        return ctl_send(socket_path, request, len, now_monotonic_ms() + timeout_ms);
+}
+
+_public_ int nsid_ctl_receive(int fd, unsigned timeout_ms, char *buf, size_t size,
+                              char **ret_reply) {
+        assert_return(fd >= 0, -EBADF);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(size >= 2 && size <= INT_MAX, -EINVAL);
+        assert_return(buf || ret_reply, -EINVAL);
+
+        return ctl_receive(fd, now_monotonic_ms() + timeout_ms, buf, size, ret_reply);
+}
+
+_public_ int nsid_ctl_roundtrip(const char *socket_path, const char *request, size_t len,
+                                unsigned timeout_ms, char *buf, size_t size, char **ret_reply) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t deadline_ms;
+
+        assert_return(socket_path, -EINVAL);
+        assert_return(request && len > 0 && request[len - 1] == '\n', -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(size >= 2 && size <= INT_MAX, -EINVAL);
+        assert_return(buf || ret_reply, -EINVAL);
+
+        deadline_ms = now_monotonic_ms() + timeout_ms;
+        fd = ctl_send(socket_path, request, len, deadline_ms);
+        if (fd < 0)
+                return fd;
+        return ctl_receive(fd, deadline_ms, buf, size, ret_reply);
 }

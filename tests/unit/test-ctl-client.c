@@ -369,6 +369,60 @@ static void test_refused_reason_read(void **state) {
         assert_string_equal(rp.message, "permission denied: root only");
 }
 
+/* The two halves: the request is on the wire once nsid_ctl_send() returns, the client
+ * works, and nsid_ctl_receive() reads the reply; a silent daemon costs the receive bound. */
+static void test_send_then_receive(void **state) {
+        static const char reply[] = "ok 1000 600 cache\n";
+        char line[NSID_CTL_LINE_MAX + 1], *ret = NULL;
+        server s = {};
+        (void) state;
+
+        server_start(&s, REPLY, reply, strlen(reply));
+        int fd = nsid_ctl_send(s.path, LOOKUP, strlen(LOOKUP), 2000);
+        assert_true(fd >= 0);
+        sleep_ms(50); /* the caller's own work, meanwhile */
+        int r = nsid_ctl_receive(fd, 2000, line, sizeof(line), &ret);
+        close(fd);
+        server_stop(&s);
+        assert_int_equal(r, (int) strlen(reply) - 1);
+        assert_string_equal(line, "ok 1000 600 cache");
+        assert_ptr_equal(ret, line);
+        assert_int_equal(s.got_len, strlen(LOOKUP));
+        assert_memory_equal(s.got, LOOKUP, s.got_len);
+
+        server s2 = {};
+        server_start(&s2, SILENT, NULL, 0);
+        fd = nsid_ctl_send(s2.path, LOOKUP, strlen(LOOKUP), 2000);
+        assert_true(fd >= 0);
+        uint64_t t0 = now_monotonic_ms();
+        r = nsid_ctl_receive(fd, 150, line, sizeof(line), NULL);
+        uint64_t took = now_monotonic_ms() - t0;
+        close(fd);
+        server_stop(&s2);
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_true(took >= 149 && took < 2000);
+
+        /* the refusal a daemon sends as it closes, without reading the request, is read */
+        static const char refusal[] = "error 13 permission\\040denied\n";
+        server s3 = {};
+        server_start(&s3, REFUSE, refusal, strlen(refusal));
+        fd = nsid_ctl_send(s3.path, LOOKUP, strlen(LOOKUP), 2000);
+        assert_true(fd >= 0);
+        r = nsid_ctl_receive(fd, 2000, line, sizeof(line), NULL);
+        close(fd);
+        server_stop(&s3);
+        assert_int_equal(r, (int) strlen(refusal) - 1);
+
+        /* arguments */
+        assert_int_equal(nsid_ctl_send(s.path, "status", 6, 500), -EINVAL);
+        assert_int_equal(nsid_ctl_send(s.path, "status\n", 7, 0), -EINVAL);
+        assert_int_equal(nsid_ctl_send(NULL, "status\n", 7, 500), -EINVAL);
+        assert_int_equal(nsid_ctl_receive(-1, 500, line, sizeof(line), NULL), -EBADF);
+        assert_int_equal(nsid_ctl_receive(0, 0, line, sizeof(line), NULL), -EINVAL);
+        assert_int_equal(nsid_ctl_receive(0, 500, NULL, 64, NULL), -EINVAL);
+        assert_int_equal(nsid_ctl_receive(0, 500, line, 1, NULL), -EINVAL);
+}
+
 static void test_no_daemon(void **state) {
         char line[64], dir[] = "/tmp/test-ctl-client.XXXXXX", path[64], longpath[200];
         (void) state;
@@ -512,6 +566,7 @@ int main(void) {
                 cmocka_unit_test(test_large_allocated_reply),
                 cmocka_unit_test(test_peer_closes_early),
                 cmocka_unit_test(test_refused_reason_read),
+                cmocka_unit_test(test_send_then_receive),
                 cmocka_unit_test(test_no_daemon),
                 cmocka_unit_test(test_fd_read_timeout),
                 cmocka_unit_test(test_read_line_fixed),

@@ -130,6 +130,19 @@ NSID_API_WARN_UNUSED int nsid_ctl_roundtrip(const char *socket_path, const char 
                                             size_t len, unsigned timeout_ms, char *buf,
                                             size_t size, char **ret_reply);
 
+/*
+ * The same round trip in two halves, for a client that has other work to do while the
+ * daemon answers. nsid_ctl_send() connects to socket_path and sends request (as above),
+ * within timeout_ms; it returns the connected socket (close it when done) or the errors of
+ * nsid_ctl_roundtrip() before its receive. nsid_ctl_receive() reads the first reply line from
+ * that socket within timeout_ms, into buf or *ret_reply as nsid_ctl_roundtrip() does, and
+ * returns its length or the same errors; it does not close fd.
+ */
+NSID_API_WARN_UNUSED int nsid_ctl_send(const char *socket_path, const char *request,
+                                       size_t len, unsigned timeout_ms);
+NSID_API_WARN_UNUSED int nsid_ctl_receive(int fd, unsigned timeout_ms, char *buf, size_t size,
+                                          char **ret_reply);
+
 #ifdef __cplusplus
 }
 #endif
