@@ -404,6 +404,9 @@ void dm_ctl_accept(int lfd) {
                 }
                 c->next = clients;
                 clients = c;
+                /* nsid-idmap sends its lookup as it connects: read it now rather than after
+                 * another epoll_wait() (recv() says EAGAIN when nothing is there yet) */
+                dm_ctl_client_event(c, EPOLLIN);
         }
 }
 
