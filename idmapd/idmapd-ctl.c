@@ -171,12 +171,13 @@ static uint64_t percentile(const dm_stats *s, double q) {
 static json_object *ns_json(dm_ns *ns) {
         json_object *o = json_object_new_object(), *lat = json_object_new_object();
         char domain[512] = "";
-        uint64_t users = 0, groups = 0;
+        uint64_t users = 0, groups = 0, checks = 0;
         int lerr = 0, pipes = 0;
         size_t pending = 0;
 
         if (ns->resolver)
-                dm_resolver_get_info(ns->resolver, domain, sizeof(domain), &users, &groups, &lerr);
+                dm_resolver_get_info(ns->resolver, domain, sizeof(domain), &users, &groups, &checks,
+                                     &lerr);
         else if (ns->is_host)
                 snprintf(domain, sizeof(domain), "%s", dm_host_domain());
         for (dm_pipe *p = ns->pipes; p; p = p->next)
@@ -192,6 +193,8 @@ static json_object *ns_json(dm_ns *ns) {
         if (!ns->is_host) {
                 json_object_object_add(o, "users", json_object_new_uint64(users));
                 json_object_object_add(o, "groups", json_object_new_uint64(groups));
+                /* passwd/group/idmapd.conf checks made (every refresh-interval while in use) */
+                json_object_object_add(o, "db_checks", json_object_new_uint64(checks));
                 if (lerr)
                         json_object_object_add(o, "load_error", json_object_new_string(strerror(-lerr)));
         }

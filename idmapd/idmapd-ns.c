@@ -114,6 +114,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
         int r;
 
         ns->stats.requests++;
+        ns->last_request_us = now;
         tmpl->ns = ns;
         tmpl->q = *q;
         tmpl->start_us = now;
@@ -547,8 +548,16 @@ void dm_ns_periodic(int64_t now_us) {
         }
         if (now_us >= next_refresh) {
                 next_refresh = now_us + (int64_t) dm_cfg.refresh_interval * 1000000;
+                /* Namespaces with cached answers, and those asked within one cache-ttl
+                 * (their cache flushed, the answers not yet asked again): without a check
+                 * kept current, the first request after a flush waited for a whole check of
+                 * passwd, group and idmapd.conf through the container's root (the max of the
+                 * lab bench's chown pass). An idle namespace is not checked. */
+                int64_t active = (int64_t) dm_cfg.cache_ttl * 1000000;
                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
-                        if (ns->resolver && dm_cache_size(ns->cache) > 0)
+                        if (ns->resolver && (dm_cache_size(ns->cache) > 0 ||
+                                             (ns->last_request_us &&
+                                              now_us - ns->last_request_us < active)))
                                 dm_resolver_poke_refresh(ns->resolver);
         }
         if (now_us >= next_expire) {

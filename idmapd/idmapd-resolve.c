@@ -72,7 +72,7 @@ struct dm_resolver {
         int64_t last_refresh_us;
         /* snapshot for status (under lock) */
         char info_domain[512];
-        uint64_t info_users, info_groups;
+        uint64_t info_users, info_groups, info_checks;
         int info_error;
 };
 
@@ -301,6 +301,9 @@ static void refresh_check(dm_resolver *r) {
         pthread_mutex_lock(&r->db_lock);
         r->last_refresh_us = dm_now_us();
         pthread_mutex_unlock(&r->db_lock);
+        pthread_mutex_lock(&r->lock);
+        r->info_checks++;
+        pthread_mutex_unlock(&r->lock);
         e = nsid_userdb_refresh(r->db, &n);
         if (e < 0) {
                 dm_log(LOG_INFO, NULL, "%s: user database refresh failed: %s", r->label,
@@ -680,8 +683,9 @@ void dm_resolver_release(dm_resolver *r) {
 }
 
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
-                         uint64_t *groups, int *load_error) {
+                         uint64_t *groups, uint64_t *checks, int *load_error) {
         pthread_mutex_lock(&r->lock);
+        *checks = r->info_checks;
         snprintf(domain, dlen, "%s", r->info_domain);
         *users = r->info_users;
         *groups = r->info_groups;

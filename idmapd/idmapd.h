@@ -135,6 +135,7 @@ struct dm_ns {
         int chan_error;
         dm_pending *pending;
         int64_t born_us;         /* a scan begun before this cannot say it is gone */
+        int64_t last_request_us; /* its last request (keeps its passwd/group checks going) */
         int64_t next_attach_us; /* retry attaching rpc_pipefs / channels */
         char identifier_state[96];
 };
@@ -189,8 +190,10 @@ int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a);
 void dm_resolver_release(dm_resolver *r);
 /* Wait (at most timeout_ms) until every resolver thread has stopped. */
 void dm_resolver_wait_all(int timeout_ms);
+/* For status: the domain, users and groups loaded, the passwd/group checks made, the load
+ * error */
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
-                         uint64_t *groups, int *load_error);
+                         uint64_t *groups, uint64_t *checks, int *load_error);
 /* The ids the kernel presents, and reads back, on the client pipes and on the knfsd channels
  * of a netns (see idmapd-resolve.c: the nfs_client's and the listener's creator). */
 void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel);
