@@ -125,7 +125,7 @@ for p in PASSES:
         if per:
             notes.append("  %-20s " % p + ", ".join(
                 "%s x%d (max %.1f ms)" % ({"dm_ns_rescan": "rescan in the main thread", "nsid_netns_scan": "/proc scan",
-                  "refresh": "passwd/group check"}.get(k, k),
+                  "refresh_check": "passwd/group check"}.get(k, k),
                                          len(v), max(v) / 1000) for k, v in sorted(per.items())))
 if notes:
     print("nsid-idmapd's periodic work during the passes (uprobes):")

@@ -142,12 +142,12 @@ up_setup() {
   f=$(realpath "$DM_BIN")
   lib=$(ldd "$f" 2>/dev/null | awk '/libnsid/ { print $3 }')
   echo > $TR/uprobe_events 2>/dev/null
-  for s in "$f dm_ns_rescan" "$f refresh" "$lib nsid_netns_scan"; do
+  for s in "$f dm_ns_rescan" "$f refresh_check" "$lib nsid_netns_scan"; do
     set -- $s
     [ -n "$1" ] && [ -n "$2" ] || continue
     off=$(nm -D --defined-only "$1" 2>/dev/null; nm "$1" 2>/dev/null) 
     off=$(printf '%s\n' "$off" | awk -v s="$2" '$3 == s || index($3, s "@") == 1 { print $1; exit }')
-    [ -n "$off" ] || continue
+    [ -n "$off" ] || { note "uprobe: no symbol $2 in $1 (inlined?): its calls are not counted"; continue; }
     { echo "p:nsidu/u_$2 $1:0x$off" && echo "r:nsidu/u_${2}_ret $1:0x$off"; } >> $TR/uprobe_events 2>/dev/null || return 0
   done
   echo 1 > $TR/events/nsidu/enable 2>/dev/null

@@ -103,6 +103,30 @@ while read -r tag ok bad total med p90 lone; do
   check_eq "$tag: no failed lookup where the floor's succeeded ($bad failed in all)" 0 "$lone"
 done < "$W/bench.txt"
 while read -r l; do note "req.err: $l"; done < <(head -n 5 "$W/req.err")
+# The daemon's own round trip, as a client sees it (python, one connection per lookup as the
+# helper makes): names it has cached (bw*) and names new to it (the floor's bf*, which no
+# helper asked it for), the first 100 and the next 100 (deeper in passwd, interleaved): the
+# cold/cached difference of the helper is the daemon's libnfsidmap/NSS lookup.
+python3 - "$SOCK" "$DOMAIN" > "$W/rtt.txt" 2>&1 <<'PY'
+import socket, sys, time
+path, domain = sys.argv[1], sys.argv[2]
+def rtt(name):
+    t = time.monotonic()
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(("lookup host uid %s@%s host-ids\n" % (name, domain)).encode())
+    r = s.recv(512).decode()
+    s.close()
+    if not r.startswith("ok "):
+        sys.exit("%s: %s" % (name, r.strip()))
+    return (time.monotonic() - t) * 1e6
+for label, names in (("cached bw0-99", ["bw%d" % i for i in range(100)]),
+                     ("cold bf0-99", ["bf%d" % i for i in range(100)]),
+                     ("cold bf100-199", ["bf%d" % i for i in range(100, 200)])):
+    v = sorted(rtt(n) for n in names)
+    print("daemon round trip, %s: median %.0f us, p90 %.0f us" % (label, v[50], v[90]))
+PY
+while read -r l; do note "$l"; done < "$W/rtt.txt"
 kill -TERM "$DPID"; wait "$DPID"
 "$NSIDD" --version >/dev/null 2>&1
 while read -r l; do note "daemon: $l"; done < <(tail -n 3 "$W/daemon.log")
