@@ -78,19 +78,35 @@ check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host cont
 while read -r l; do note "probe.log: $l"; done < "$W/probe.log"
 keyctl clear %:.id_resolver 2>/dev/null
 
-# the w names into the daemon's cache (one connection per lookup, as the helper does)
-check "daemon cache filled with the w names" python3 - "$SOCK" "$N" "$DOMAIN" <<'PY'
-import socket, sys
-path, n, domain = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-for i in ["warmup"] + [str(j) for j in range(n)]:
+# A control-socket client of the daemon, one connection per lookup as the helper makes:
+#   ctl-lookup.py SOCKET DOMAIN fill N   the w names (bwwarmup, bw0..N-1) into its cache
+#   ctl-lookup.py SOCKET DOMAIN rtt      its round trip as a client sees it, cached and cold
+cat > "$W/ctl-lookup.py" <<'PY'
+import socket, sys, time
+path, domain, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+def lookup(name):
+    t = time.monotonic()
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
-    s.sendall(("lookup host uid bw%s@%s host-ids\n" % (i, domain)).encode())
+    s.sendall(("lookup host uid %s@%s host-ids\n" % (name, domain)).encode())
     reply = s.recv(512).decode()
     s.close()
     if not reply.startswith("ok "):
-        sys.exit("bw%s: %s" % (i, reply.strip()))
+        sys.exit("%s: %s" % (name, reply.strip()))
+    return (time.monotonic() - t) * 1e6
+if mode == "fill":
+    for i in ["warmup"] + [str(j) for j in range(int(sys.argv[4]))]:
+        lookup("bw" + i)
+else:
+    # names it has cached (bw*) and names new to it (the floor's bf*, which no helper asked
+    # it for), the first 100 and the next 100 (deeper in passwd, interleaved)
+    for label, names in (("cached bw0-99", ["bw%d" % i for i in range(100)]),
+                         ("cold bf0-99", ["bf%d" % i for i in range(100)]),
+                         ("cold bf100-199", ["bf%d" % i for i in range(100, 200)])):
+        v = sorted(lookup(n) for n in names)
+        print("daemon round trip, %s: median %.0f us, p90 %.0f us" % (label, v[50], v[90]))
 PY
+check "daemon cache filled with the w names" python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" fill "$N"
 
 t0=$(lab_ms)
 "$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "n=/usr/sbin/nfsidmap -t 600" \
@@ -103,29 +119,9 @@ while read -r tag ok bad total med p90 lone; do
   check_eq "$tag: no failed lookup where the floor's succeeded ($bad failed in all)" 0 "$lone"
 done < "$W/bench.txt"
 while read -r l; do note "req.err: $l"; done < <(head -n 5 "$W/req.err")
-# The daemon's own round trip, as a client sees it (python, one connection per lookup as the
-# helper makes): names it has cached (bw*) and names new to it (the floor's bf*, which no
-# helper asked it for), the first 100 and the next 100 (deeper in passwd, interleaved): the
-# cold/cached difference of the helper is the daemon's libnfsidmap/NSS lookup.
-python3 - "$SOCK" "$DOMAIN" > "$W/rtt.txt" 2>&1 <<'PY'
-import socket, sys, time
-path, domain = sys.argv[1], sys.argv[2]
-def rtt(name):
-    t = time.monotonic()
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    s.sendall(("lookup host uid %s@%s host-ids\n" % (name, domain)).encode())
-    r = s.recv(512).decode()
-    s.close()
-    if not r.startswith("ok "):
-        sys.exit("%s: %s" % (name, r.strip()))
-    return (time.monotonic() - t) * 1e6
-for label, names in (("cached bw0-99", ["bw%d" % i for i in range(100)]),
-                     ("cold bf0-99", ["bf%d" % i for i in range(100)]),
-                     ("cold bf100-199", ["bf%d" % i for i in range(100, 200)])):
-    v = sorted(rtt(n) for n in names)
-    print("daemon round trip, %s: median %.0f us, p90 %.0f us" % (label, v[50], v[90]))
-PY
+# The daemon's own round trip: the cold/cached difference of the helper is the daemon's
+# libnfsidmap/NSS lookup.
+python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" rtt > "$W/rtt.txt" 2>&1
 while read -r l; do note "$l"; done < "$W/rtt.txt"
 kill -TERM "$DPID"; wait "$DPID"
 "$NSIDD" --version >/dev/null 2>&1
