@@ -7,6 +7,8 @@
 # rule, switched before every lookup in a rotating order (the host's load, which is heavy
 # and varies by the second here, falls on all of them alike):
 #   f  bench/rk-floor-helper.c: instantiates, nothing else
+#   m  bench/rk-nfsidmap-floor.c: libnfsidmap with /etc/idmapd.conf, one lookup, instantiate:
+#      the least a helper that resolves through libnfsidmap can cost
 #   n  nfs-utils' /usr/sbin/nfsidmap -t 600 (the rule nfs-common installs)
 #   s  nsid-idmap -t 600, nsid-idmapd absent (its socket path names nothing)
 #   d  nsid-idmap -t 600 with nsid-idmapd running (fast path over its control socket), the
@@ -19,6 +21,7 @@
 N=${NSID_BENCH_LOOKUPS:-300}
 DOMAIN=lab.example
 FLOOR="$LAB_BUILD/bench/nsid-rk-floor"
+MFLOOR="$LAB_BUILD/bench/nsid-rk-nfsidmap-floor"
 REQ="$LAB_BUILD/bench/nsid-rk-bench-req"
 NSIDMAP="$LAB_BUILD/idmapd/nsid-idmap"
 NSIDD="$LAB_BUILD/idmapd/nsid-idmapd"
@@ -43,11 +46,11 @@ Nobody-Group = nogroup
 [Translation]
 Method = nsswitch
 EOC
-# The users of the helpers interleaved (bf0 bn0 bs0 bd0 bw0 bf1 ...): a lookup in /etc/passwd
+# The users of the helpers interleaved (bf0 bm0 bn0 bs0 bd0 bw0 bf1 ...): a lookup in /etc/passwd
 # reads it from the top, so each helper's i-th user sits at the same depth.
 {
   for w in warmup $(seq 0 $((N - 1))); do
-    for v in f n s d w; do
+    for v in f m n s d w; do
       [ "$w" = warmup ] && id=19999 || id=$((20000 + w))
       printf 'b%s%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$v" "$w" "$id" "$id"
     done
@@ -72,6 +75,8 @@ probe() { # tag user rule...
   echo "create id_resolver * * $* --log-file=$W/probe.log %k %d" > "$RULE"
   keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:$user@$DOMAIN" 2>/dev/null | grep -v '^Joined'
 }
+echo "create id_resolver * * $MFLOOR %k %d" > "$RULE"
+check_eq "libnfsidmap floor: uid:bm7@$DOMAIN -> 20007" 20007 "$(keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:bm7@$DOMAIN" 2>/dev/null | grep -v '^Joined')"
 check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 "$NSIDMAP" -t 600 --daemon-socket=/run/nsid/absent.sock)"
 check_eq "nsid-idmap + daemon: uid:bd8@$DOMAIN -> 20008" 20008 "$(probe d bd8 "$NSIDMAP" -t 600)"
 check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host context, nsid-idmapd" "$W/probe.log"
@@ -109,7 +114,7 @@ PY
 check "daemon cache filled with the w names" python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" fill "$N"
 
 t0=$(lab_ms)
-"$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "n=/usr/sbin/nfsidmap -t 600" \
+"$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "m=$MFLOOR" "n=/usr/sbin/nfsidmap -t 600" \
   "s=$NSIDMAP -t 600 --daemon-socket=/run/nsid/absent.sock" "d=$NSIDMAP -t 600" \
   "w=$NSIDMAP -t 600" > "$W/bench.txt" 2> "$W/req.err"
 note "workload: $(( ($(lab_ms) - t0) / 1000 )) s"
