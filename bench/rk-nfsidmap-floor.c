@@ -6,8 +6,8 @@
  * it on first use), /etc/idmapd.conf, one lookup, the key's timeout, instantiate; no option
  * parsing, no checks of the description, no requester, no logging. Like nsid-idmap, it loads
  * the nsswitch plugin from libnfsidmap's directory first (libnfsidmap's own search for it
- * costs some 40 failed opens). Used by bench-idmap-helper
- * (bench/lab/) only, to show what part of the no-daemon figure libnfsidmap itself costs.
+ * costs some 40 failed opens). Used by bench-idmap-helper (bench/lab/) only, to show what
+ * part of the no-daemon figure libnfsidmap itself costs.
  *
  *   nsid-rk-nfsidmap-floor KEY DESC      (DESC: uid:NAME, gid:NAME, user:ID, group:ID)
  */
@@ -49,7 +49,10 @@ int main(int argc, char **argv) {
                         id = 65534;
                 len = (size_t) snprintf(out, sizeof(out), "%u", id) + 1;
         } else {
-                uid_t id = (uid_t) strtoul(strchr(desc, ':') + 1, NULL, 10);
+                const char *colon = strchr(desc, ':');
+                if (!colon)
+                        return 2;
+                uid_t id = (uid_t) strtoul(colon + 1, NULL, 10);
                 if (nfs4_get_default_domain(NULL, domain, sizeof(domain)) != 0)
                         return 1;
                 if (desc[0] == 'u')

@@ -70,13 +70,17 @@ ready() { timeout 5 "$NSIDD" --socket="$SOCK" --ctl=status >/dev/null 2>&1; }
 check "nsid-idmapd started" wait_for 20 ready || bail "no daemon"
 
 # one answer of each nsid-idmap variant, checked (and the path it took, from its log)
+# the answer to uid:USER@DOMAIN through the rule in place
+request_uid() {
+  keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:$1@$DOMAIN" 2>/dev/null | grep -v '^Joined'
+}
 probe() { # tag user rule...
   local tag=$1 user=$2; shift 2
   echo "create id_resolver * * $* --log-file=$W/probe.log %k %d" > "$RULE"
-  keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:$user@$DOMAIN" 2>/dev/null | grep -v '^Joined'
+  request_uid "$user"
 }
 echo "create id_resolver * * $MFLOOR %k %d" > "$RULE"
-check_eq "libnfsidmap floor: uid:bm7@$DOMAIN -> 20007" 20007 "$(keyctl session - sh -c 'k=$(keyctl request2 id_resolver "$1" "" @s) && keyctl pipe "$k" | tr -d "\000"' _ "uid:bm7@$DOMAIN" 2>/dev/null | grep -v '^Joined')"
+check_eq "libnfsidmap floor: uid:bm7@$DOMAIN -> 20007" 20007 "$(request_uid bm7)"
 check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 "$NSIDMAP" -t 600 --daemon-socket=/run/nsid/absent.sock)"
 check_eq "nsid-idmap + daemon: uid:bd8@$DOMAIN -> 20008" 20008 "$(probe d bd8 "$NSIDMAP" -t 600)"
 check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host context, nsid-idmapd" "$W/probe.log"

@@ -68,8 +68,7 @@ fresh() {
         i=
         sleep 0.01
     done
-    [ -n "$i" ] || echo "# holder $1 never left the host netns" >&2
-    [ -n "$i" ] && rm -f "$T/fake/$i"
+    if [ -n "$i" ]; then rm -f "$T/fake/$i"; else echo "# holder $1 never left the host netns" >&2; fi
     echo "$1"
 }
 netns_ino() { stat -L -c %i "/proc/$1/ns/net"; }
