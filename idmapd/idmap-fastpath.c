@@ -34,14 +34,18 @@ int fastpath_start(const char *socket_path, unsigned timeout_ms, const nsid_idma
                         return -ENAMETOOLONG; /* beyond the protocol: resolve ourselves */
                 strcpy(rq.name, kd->name);
         }
-        n = nsid_ctl_request_format(&rq, req, sizeof(req));
-        if (n < 0)
-                return n;
-        ret->deadline_ms = now_monotonic_ms() + timeout_ms;
-        /* socket, connect, send (a poll before send only if the daemon's queue is full) */
-        fd = nsid_ctl_send(socket_path, req, (size_t) n, timeout_ms);
+        /* connected first: without a daemon nothing more is done (socket, connect: ENOENT) */
+        fd = nsid_ctl_connect(socket_path);
         if (fd < 0)
                 return fd;
+        ret->deadline_ms = now_monotonic_ms() + timeout_ms;
+        n = nsid_ctl_request_format(&rq, req, sizeof(req));
+        if (n >= 0)
+                n = nsid_ctl_write(fd, req, (size_t) n, timeout_ms);
+        if (n < 0) {
+                safe_close(fd);
+                return n;
+        }
         ret->fd = fd;
         return 0;
 }

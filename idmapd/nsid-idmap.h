@@ -44,6 +44,14 @@ void logmsg(int priority, const char *format, ...) __attribute__((format(printf,
 /* Whether a message of that priority goes anywhere (else logmsg() does not even format it,
  * and callers may skip building what only a log line would show). */
 bool log_wanted(int priority);
+/* Every logmsg() statement checks log_wanted() before its arguments are evaluated: a
+ * strerror() in a line that goes nowhere costs, at every upcall, glibc's message catalogue
+ * lookup (dcgettext, locale locks), some 300 instructions of code run once. */
+#define logmsg(priority, ...)                                                                  \
+        do {                                                                                   \
+                if (log_wanted(priority))                                                      \
+                        (logmsg)(priority, __VA_ARGS__);                                       \
+        } while (0)
 /* A printable, bounded copy of untrusted text for log lines (non-printable bytes as \xNN,
  * at most 160 bytes shown then "..."). */
 const char *log_escape(const char *s, size_t len, char *buf, size_t size);

@@ -27,6 +27,7 @@
 
 #include "fmt-util.h"
 #include "nsid-idmap.h"
+#include "parse-util.h"
 #include "proc-util.h"
 #define LAZY_WANT_NFSIDMAP
 #define LAZY_WANT_CARES
@@ -59,7 +60,7 @@ bool log_wanted(int priority) {
         return priority <= log_max && (log_stderr || log_syslog || log_fd >= 0);
 }
 
-void logmsg(int priority, const char *format, ...) {
+void (logmsg)(int priority, const char *format, ...) {
         char buf[2048];
         va_list ap;
 
@@ -99,26 +100,9 @@ const char *log_escape(const char *s, size_t len, char *buf, size_t size) {
 }
 
 int parse_uint_strict(const char *s, uint64_t max, uint64_t *ret) {
-        uint64_t v = 0;
-        size_t len;
-
         if (!s)
                 return -EINVAL;
-        len = strlen(s);
-        if (len == 0 || len > 20 || (len > 1 && s[0] == '0'))
-                return -EINVAL;
-        for (size_t i = 0; i < len; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -EINVAL;
-                unsigned d = (unsigned) (s[i] - '0');
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        if (v > max)
-                return -ERANGE;
-        *ret = v;
-        return 0;
+        return parse_u64_n_canonical(s, strlen(s), max, ret);
 }
 
 int parse_key_serial(const char *s, key_serial_t *ret) {
@@ -290,34 +274,6 @@ static int ns_info(pid_t pid, nsid_ns_type type, uint64_t *ret_ino, int *ret_ini
         return 0;
 }
 
-/* nsid_proc_keys_find() on the one line that starts with the serial: /proc/keys lines start
- * with the serial as %08x, so a byte search finds the candidates and only that line is
- * parsed (the whole file holds every key the helper may view; parsing all of it was a
- * measurable part of each upcall). A serial heading two lines (a forged one: descriptions
- * are printed raw) is -ENOTUNIQ, as with nsid_proc_keys_find(). */
-static int proc_keys_find_fast(const char *text, size_t size, int32_t serial,
-                               nsid_proc_keys_entry *ret) {
-        char pat[20];
-        pat[0] = '\n';
-        size_t pl = 1 + fmt_hex(pat + 1, (uint32_t) serial, 8);
-        pat[pl++] = ' ';
-        const char *line = NULL;
-
-        if (size >= pl - 1 && memcmp(text, pat + 1, pl - 1) == 0)
-                line = text;
-        for (const char *p = text; (p = memmem(p, size - (size_t) (p - text), pat,
-                                               pl)) != NULL; p++) {
-                if (line)
-                        return -ENOTUNIQ;
-                line = p + 1;
-        }
-        if (!line)
-                return -ENOENT;
-        const char *end = memchr(line, '\n', size - (size_t) (line - text));
-        size_t len = end ? (size_t) (end - line) + 1 : size - (size_t) (line - text);
-        return nsid_proc_keys_find(line, len, serial, ret);
-}
-
 /* /proc/keys into buf (size bytes, NUL appended) when it fits, else into *ret_heap
  * (malloc'ed); *ret is whichever holds it. */
 static int proc_keys_read(char *buf, size_t size, char **ret, char **ret_heap, size_t *ret_size) {
@@ -354,7 +310,9 @@ int requester_find(key_serial_t target, requester *ret) {
         char keysbuf[16384]; /* as nobody, /proc/keys shows a few lines: no allocation */
         char *keys = NULL, *keys_heap = NULL;
         size_t size;
-        nsid_proc_keys_entry e;
+        char type[10];
+        const char *desc;
+        size_t desc_len;
         int32_t t;
         pid_t pid;
         int k;
@@ -377,11 +335,13 @@ int requester_find(key_serial_t target, requester *ret) {
                 return k;
         /* (CAP_SETUID was kept only for that) */
         (void) caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
-        k = proc_keys_find_fast(keys, size, r.auth_key, &e);
-        if (k >= 0 && strcmp(e.type, ".request_") != 0)
+        /* only the auth key's line, and of it only its type and description (a forged line
+         * duplicating its serial makes it -ENOTUNIQ) */
+        k = nsid_proc_keys_find_brief(keys, size, r.auth_key, type, &desc, &desc_len);
+        if (k >= 0 && strcmp(type, ".request_") != 0)
                 k = -EBADMSG;
         if (k >= 0)
-                k = nsid_reqkey_auth_parse(e.description, e.description_len, &t, &pid, NULL);
+                k = nsid_reqkey_auth_parse(desc, desc_len, &t, &pid, NULL);
         free(keys_heap);
         if (k < 0)
                 return k;
@@ -541,13 +501,19 @@ int caps_keep(uint64_t keep) {
 struct lazy_nfsidmap lazy_nfsidmap;
 struct lazy_cares lazy_cares;
 
-static int lazy_load(const char *soname, void **handle, int *state, void *table,
-                     const char *const *names, size_t n) {
+/* path: where the library was at build time (NULL: none known); loaded from there first, so
+ * that the dynamic loader need not open and search /etc/ld.so.cache again (it unmapped it
+ * after start-up), else by soname. */
+static int lazy_load(const char *path, const char *soname, void **handle, int *state,
+                     void *table, const char *const *names, size_t n) {
         if (*state != 0)
                 return *state > 0 ? 0 : -ELIBACC;
         /* RTLD_GLOBAL: libnfsidmap's plugins (nsswitch.so, umich_ldap.so...) resolve its
-         * symbols (conf_get_str...) from the global scope, as when it is linked in. */
-        *handle = dlopen(soname, RTLD_LAZY | RTLD_GLOBAL); /* lazy: bind only what is used */
+         * symbols (conf_get_str...) from the global scope, as when it is linked in.
+         * RTLD_LAZY: bind only what is used. */
+        *handle = path ? dlopen(path, RTLD_LAZY | RTLD_GLOBAL) : NULL;
+        if (!*handle)
+                *handle = dlopen(soname, RTLD_LAZY | RTLD_GLOBAL);
         if (!*handle) {
                 logmsg(LOG_ERR, "cannot load %s: %s", soname, dlerror());
                 *state = -1;
@@ -573,7 +539,12 @@ int lazy_nfsidmap_load(void) {
         static int state;
         _Static_assert(sizeof(lazy_nfsidmap) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
                        "one pointer per name");
-        return lazy_load(LAZY_NFSIDMAP_SONAME, &handle, &state, &lazy_nfsidmap, names,
+#ifdef NSID_NFSIDMAP_LIBDIR
+        const char *path = NSID_NFSIDMAP_LIBDIR "/" LAZY_NFSIDMAP_SONAME;
+#else
+        const char *path = NULL;
+#endif
+        return lazy_load(path, LAZY_NFSIDMAP_SONAME, &handle, &state, &lazy_nfsidmap, names,
                          sizeof(names) / sizeof(names[0]));
 }
 
@@ -583,7 +554,7 @@ int lazy_cares_load(void) {
         static int state;
         _Static_assert(sizeof(lazy_cares) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
                        "one pointer per name");
-        return lazy_load(LAZY_CARES_SONAME, &handle, &state, &lazy_cares, names,
+        return lazy_load(NULL, LAZY_CARES_SONAME, &handle, &state, &lazy_cares, names,
                          sizeof(names) / sizeof(names[0]));
 }
 

@@ -38,12 +38,10 @@ static int send_all(int fd, const char *p, size_t len, uint64_t deadline_ms) {
         return 0;
 }
 
-static int ctl_send(const char *socket_path, const char *request, size_t len,
-                    uint64_t deadline_ms) {
+static int ctl_connect(const char *socket_path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -EBADF;
         size_t pl;
-        int r;
 
         pl = strlen(socket_path);
         if (pl == 0)
@@ -59,10 +57,25 @@ static int ctl_send(const char *socket_path, const char *request, size_t len,
          * daemon), -EAGAIN (its listen backlog is full). */
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return negative_errno();
-        r = send_all(fd, request, len, deadline_ms);
+        return TAKE_FD(fd);
+}
+
+static int ctl_write(int fd, const char *request, size_t len, uint64_t deadline_ms) {
+        int r = send_all(fd, request, len, deadline_ms);
         /* EPIPE, ECONNRESET: the daemon refused us and closed; its reason may still be queued
          * for reading */
         if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+                return r;
+        return 0;
+}
+
+static int ctl_send(const char *socket_path, const char *request, size_t len,
+                    uint64_t deadline_ms) {
+        _cleanup_close_ int fd = ctl_connect(socket_path);
+        if (fd < 0)
+                return fd;
+        int r = ctl_write(fd, request, len, deadline_ms);
+        if (r < 0)
                 return r;
         return TAKE_FD(fd);
 }
@@ -95,6 +108,20 @@ _public_ int nsid_ctl_send(const char *socket_path, const char *request, size_t 
         assert_return(timeout_ms > 0, -EINVAL);
 
         return ctl_send(socket_path, request, len, now_monotonic_ms() + timeout_ms);
+}
+
+_public_ int nsid_ctl_connect(const char *socket_path) {
+        assert_return(socket_path, -EINVAL);
+
+        return ctl_connect(socket_path);
+}
+
+_public_ int nsid_ctl_write(int fd, const char *request, size_t len, unsigned timeout_ms) {
+        assert_return(fd >= 0, -EBADF);
+        assert_return(request && len > 0 && request[len - 1] == '\n', -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+
+        return ctl_write(fd, request, len, now_monotonic_ms() + timeout_ms);
 }
 
 _public_ int nsid_ctl_receive(int fd, unsigned timeout_ms, char *buf, size_t size,

@@ -6,6 +6,7 @@
 
 #include <nsid/keyring.h>
 
+#include "fmt-util.h"
 #include "macro.h"
 #include "parse-util.h"
 
@@ -161,6 +162,74 @@ _public_ int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
         if (!have)
                 return -ENOENT;
         *ret = found;
+        return 0;
+}
+
+/* Past one field of a /proc/keys line: at least one blank, then at least one non-blank. */
+static const char *skip_field(const char *p, const char *end) {
+        const char *s = p;
+        while (p < end && *p == ' ')
+                p++;
+        if (p == s)
+                return NULL;
+        s = p;
+        while (p < end && *p != ' ')
+                p++;
+        return p == s ? NULL : p;
+}
+
+_public_ int nsid_proc_keys_find_brief(const char *text, size_t size, int32_t serial,
+                                       char ret_type[10], const char **ret_description,
+                                       size_t *ret_description_len) {
+        const char *end = text + size, *line = NULL, *line_end = NULL;
+        char pat[9];
+
+        assert_return(text || size == 0, -EINVAL);
+        assert_return(serial > 0, -EINVAL);
+        assert_return(ret_type, -EINVAL);
+
+        (void) fmt_hex(pat, (uint32_t) serial, 8); /* "%08x" */
+        pat[8] = ' ';
+        /* Every line start is compared: a second line starting with the serial, however
+         * malformed, can only be a forged one (a description with a newline). */
+        for (const char *p = text; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                const char *le = nl ? nl : end;
+                if ((size_t) (le - p) >= sizeof(pat) && memcmp(p, pat, sizeof(pat)) == 0) {
+                        if (line)
+                                return -ENOTUNIQ;
+                        line = p;
+                        line_end = le;
+                }
+                p = nl ? nl + 1 : end;
+        }
+        if (!line)
+                return -ENOENT;
+        if (memchr(line, '\0', (size_t) (line_end - line)))
+                return -EINVAL;
+
+        /* the flags (exactly 7 non-blank characters), then the usage, expiry, perm, uid and
+         * gid fields */
+        const char *p = skip_field(line + sizeof(pat) - 1, line_end);
+        if (p != line + sizeof(pat) + 7)
+                return -EINVAL;
+        for (unsigned i = 0; i < 5 && p; i++)
+                p = skip_field(p, line_end);
+        /* one blank, the type in 9 columns, one blank, the description */
+        if (!p || line_end - p < 11 || p[0] != ' ' || p[10] != ' ')
+                return -EINVAL;
+        p++;
+        size_t tl = 9;
+        while (tl > 0 && p[tl - 1] == ' ')
+                tl--;
+        if (tl == 0 || memchr(p, ' ', tl))
+                return -EINVAL;
+        memcpy(ret_type, p, tl);
+        ret_type[tl] = '\0';
+        if (ret_description)
+                *ret_description = p + 10;
+        if (ret_description_len)
+                *ret_description_len = (size_t) (line_end - (p + 10));
         return 0;
 }
 

@@ -31,8 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         CHECK(e.serial > 0);
                         CHECK(strlen(e.type) > 0 && strlen(e.type) <= 9);
                         CHECK(e.description >= p && e.description + e.description_len <= p + l);
-                        int f = nsid_proc_keys_find(s, size, e.serial, &e);
+                        int32_t serial = e.serial;
+                        int f = nsid_proc_keys_find(s, size, serial, &e);
                         CHECK(f == 0 || f == -ENOTUNIQ);
+                        /* the brief lookup agrees wherever both succeed, and sees every
+                         * duplicate the full one sees */
+                        char type[10];
+                        const char *d;
+                        size_t dl;
+                        int b = nsid_proc_keys_find_brief(s, size, serial, type, &d, &dl);
+                        CHECK(b == 0 || b == -ENOTUNIQ);
+                        CHECK(f != -ENOTUNIQ || b == -ENOTUNIQ);
+                        if (f == 0 && b == 0)
+                                CHECK(strcmp(type, e.type) == 0 && d == e.description &&
+                                      dl == e.description_len);
                         if (nsid_reqkey_auth_parse(e.description, e.description_len, &target,
                                                    &pid, &ci) == 0)
                                 CHECK(target > 0 && pid > 0);

@@ -423,6 +423,40 @@ static void test_send_then_receive(void **state) {
         assert_int_equal(nsid_ctl_receive(0, 500, line, 1, NULL), -EINVAL);
 }
 
+/* nsid_ctl_send() in its two steps: connected (nothing sent yet: a client can give up
+ * without building its request), then the request written; the same reply. */
+static void test_connect_then_write(void **state) {
+        static const char reply[] = "ok 1000 600 resolved\n";
+        char line[NSID_CTL_LINE_MAX + 1], dir[] = "/tmp/test-ctl-client.XXXXXX", path[64];
+        server s = {};
+        (void) state;
+
+        server_start(&s, REPLY, reply, strlen(reply));
+        int fd = nsid_ctl_connect(s.path);
+        assert_true(fd >= 0);
+        assert_int_equal(nsid_ctl_write(fd, LOOKUP, strlen(LOOKUP), 2000), 0);
+        int r = nsid_ctl_receive(fd, 2000, line, sizeof(line), NULL);
+        close(fd);
+        server_stop(&s);
+        assert_int_equal(r, (int) strlen(reply) - 1);
+        assert_string_equal(line, "ok 1000 600 resolved");
+        assert_int_equal(s.got_len, strlen(LOOKUP));
+        assert_memory_equal(s.got, LOOKUP, s.got_len);
+
+        /* no daemon: the error at once, before any request exists */
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/idmapd.sock", dir);
+        assert_int_equal(nsid_ctl_connect(path), -ENOENT);
+        rmdir(dir);
+        assert_int_equal(nsid_ctl_connect(""), -EINVAL);
+        assert_int_equal(nsid_ctl_connect(NULL), -EINVAL);
+
+        /* arguments */
+        assert_int_equal(nsid_ctl_write(-1, "status\n", 7, 500), -EBADF);
+        assert_int_equal(nsid_ctl_write(0, "status", 6, 500), -EINVAL);
+        assert_int_equal(nsid_ctl_write(0, "status\n", 7, 0), -EINVAL);
+}
+
 static void test_no_daemon(void **state) {
         char line[64], dir[] = "/tmp/test-ctl-client.XXXXXX", path[64], longpath[200];
         (void) state;
@@ -567,6 +601,7 @@ int main(void) {
                 cmocka_unit_test(test_peer_closes_early),
                 cmocka_unit_test(test_refused_reason_read),
                 cmocka_unit_test(test_send_then_receive),
+                cmocka_unit_test(test_connect_then_write),
                 cmocka_unit_test(test_no_daemon),
                 cmocka_unit_test(test_fd_read_timeout),
                 cmocka_unit_test(test_read_line_fixed),

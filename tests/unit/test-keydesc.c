@@ -189,11 +189,77 @@ static void test_proc_keys(void **state) {
         assert_int_equal(nsid_proc_keys_find(forged, strlen(forged), 0xa, &e), -ENOTUNIQ);
 }
 
+/* nsid_proc_keys_find_brief(): the same type and description as nsid_proc_keys_find()
+ * wherever both succeed; a second line starting with the serial, even a malformed one, is
+ * -ENOTUNIQ. */
+static void test_proc_keys_brief(void **state) {
+        char type[10];
+        const char *d;
+        size_t dl;
+        const char *text = "0000000a I------     1 perm 1f030000     0     0 keyring   a: empty\n"
+                           "garbage line\n"
+                           "0f1c782a IR----i     1 expd 1b010000     0     0 .request_ key:387113a9 pid:2568 ci:0\n"
+                           "27ba7276 I------     1 perm 1f030000 65534 65534 dns_resol svc.example.test: 9\n"
+                           "00000001 I------     1 perm 1f030000     0     0 keyring     x";
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 0x0f1c782a, type, &d, &dl), 0);
+        assert_string_equal(type, ".request_");
+        assert_int_equal(dl, strlen("key:387113a9 pid:2568 ci:0"));
+        assert_memory_equal(d, "key:387113a9 pid:2568 ci:0", dl);
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 0x27ba7276, type, &d, &dl), 0);
+        assert_string_equal(type, "dns_resol");
+        assert_memory_equal(d, "svc.example.test: 9", dl);
+        /* the last line, without its newline; blanks starting a description are kept */
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 1, type, &d, &dl), 0);
+        assert_string_equal(type, "keyring");
+        assert_int_equal(dl, 3);
+        assert_memory_equal(d, "  x", 3);
+        nsid_proc_keys_entry e;
+        assert_int_equal(nsid_proc_keys_find(text, strlen(text), 1, &e), 0);
+        assert_ptr_equal(e.description, d);
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 0xc, type, &d, &dl), -ENOENT);
+        /* a prefix of a serial is not the serial */
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 0xa, type, &d, &dl), 0);
+        assert_int_equal(nsid_proc_keys_find_brief("0000000a", 8, 0xa, type, &d, &dl), -ENOENT);
+
+        /* a forged line duplicating the serial, well-formed or not */
+        const char *forged = "0000000a I------     1 perm 1f030000     0     0 .request_ key:1 pid:1 ci:0\n"
+                             "0000000b I------     1 perm 3f010000  1000  1000 user      x\n"
+                             "0000000a I------     1 perm 1f030000     0     0 .request_ key:1 pid:666 ci:0\n";
+        assert_int_equal(nsid_proc_keys_find_brief(forged, strlen(forged), 0xa, type, &d, &dl), -ENOTUNIQ);
+        const char *forged2 = "0000000a I------     1 perm 1f030000     0     0 .request_ key:1 pid:1 ci:0\n"
+                              "0000000a garbage\n";
+        assert_int_equal(nsid_proc_keys_find_brief(forged2, strlen(forged2), 0xa, type, &d, &dl), -ENOTUNIQ);
+
+        static const char *const bad[] = {
+                "0f1c782a IR----i     1 expd 1b010000     0     0 .request_",
+                "0f1c782a  IR----i     1 expd 1b010000     0     0 user      x",
+                "0f1c782a IR---i     1 expd 1b010000     0     0 user      x",
+                "0f1c782a IR-----i     1 expd 1b010000     0     0 user      x",
+                "0f1c782a IR----i     1 expd 1b010000     0 user      x",
+                "0f1c782a IR----i     1 expd 1b010000     0     0 user     x",
+                "0f1c782a IR----i     1 expd 1b010000     0     0  user     x",
+                "0f1c782a IR----i     1 expd 1b010000     0     0           x",
+                "0f1c782a IR----i     1 expd 1b010000     0     0 us er     x",
+                "0f1c782a IR----i",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                size_t l = strlen(bad[i]);
+                assert_int_equal(nsid_proc_keys_find_brief(bad[i], l, 0x0f1c782a, type, &d, &dl),
+                                 -EINVAL);
+                assert_int_not_equal(nsid_proc_keys_find(bad[i], l, 0x0f1c782a, &e), 0);
+        }
+        /* a NUL in the line */
+        static const char nul[] = "0f1c782a IR----i     1 expd 1b010000     0     0 user\0     x";
+        assert_int_equal(nsid_proc_keys_find_brief(nul, sizeof(nul) - 1, 0x0f1c782a, type, &d, &dl),
+                         -EINVAL);
+        assert_int_equal(nsid_proc_keys_find_brief(text, strlen(text), 0, type, &d, &dl), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_keydesc_valid),   cmocka_unit_test(test_keydesc_invalid),
                 cmocka_unit_test(test_describe),        cmocka_unit_test(test_dns_request),
-                cmocka_unit_test(test_proc_keys),
+                cmocka_unit_test(test_proc_keys),       cmocka_unit_test(test_proc_keys_brief),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

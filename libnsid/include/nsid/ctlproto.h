@@ -142,6 +142,17 @@ NSID_API_WARN_UNUSED int nsid_ctl_send(const char *socket_path, const char *requ
                                        size_t len, unsigned timeout_ms);
 NSID_API_WARN_UNUSED int nsid_ctl_receive(int fd, unsigned timeout_ms, char *buf, size_t size,
                                           char **ret_reply);
+/*
+ * nsid_ctl_send() itself in two steps, for a client that would rather not build its request
+ * when no daemon listens: nsid_ctl_connect() returns the connected socket or its errors
+ * (-ENOENT, -ECONNREFUSED: no daemon; -EAGAIN, -ENAMETOOLONG, -EINVAL...) at once, and
+ * nsid_ctl_write() sends request on it within timeout_ms (0, or -ETIMEDOUT or a send(2)
+ * error; a daemon that refused the client and closed is not an error here: its reason is
+ * read by nsid_ctl_receive()).
+ */
+NSID_API_WARN_UNUSED int nsid_ctl_connect(const char *socket_path);
+NSID_API_WARN_UNUSED int nsid_ctl_write(int fd, const char *request, size_t len,
+                                        unsigned timeout_ms);
 
 #ifdef __cplusplus
 }

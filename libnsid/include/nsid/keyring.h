@@ -85,6 +85,18 @@ NSID_API_WARN_UNUSED int nsid_proc_keys_parse_line(const char *line, size_t len,
  * printed raw: a description with a newline can forge a line). */
 NSID_API_WARN_UNUSED int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
                                              nsid_proc_keys_entry *ret);
+/* The type and description of one key in the whole text of /proc/keys, for a caller that
+ * needs nothing else (nsid-idmap, at every upcall): the one line that starts with the
+ * serial ("%08x "), its flags and the five fields after them only counted, not converted.
+ * -ENOENT when no line starts with the serial, -ENOTUNIQ when more than one does (even a
+ * malformed one: a forged line), -EINVAL when that line is malformed before its
+ * description. When this and nsid_proc_keys_find() both succeed, they give the same type
+ * and description. ret_type gets the type as printed (at most 9 characters, NUL-terminated);
+ * *ret_description points into text. */
+NSID_API_WARN_UNUSED int nsid_proc_keys_find_brief(const char *text, size_t size,
+                                                   int32_t serial, char ret_type[10],
+                                                   const char **ret_description,
+                                                   size_t *ret_description_len);
 
 /*
  * The description a .request_key_auth key shows in /proc/keys (request_key_auth_describe):
