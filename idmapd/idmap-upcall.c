@@ -628,12 +628,16 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 key_reject(key, IDMAP_NEGATIVE_TIMEOUT, (unsigned) -r);
                 goto out;
         }
-        if (ans.is_name)
-                logmsg(LOG_INFO, "key %d: %s -> \"%s\" (%s context%s, timeout %us); %s", key,
-                       esc, ans.name, source, via, timeout, who);
-        else
-                logmsg(LOG_INFO, "key %d: %s -> %u (%s context%s, timeout %us); %s", key, esc,
-                       ans.id, source, via, timeout, who);
+        if (log_wanted(LOG_INFO)) {
+                /* "key %d: %s -> \"%s\"|%u (%s context%s, timeout %us); %s", without printf */
+                char ks[24], ids[24], ts[24];
+                fmt_u64(ks, (uint64_t) key);
+                fmt_u64(ids, ans.id);
+                fmt_u64(ts, timeout);
+                log_join(LOG_INFO, "key ", ks, ": ", esc, " -> ", ans.is_name ? "\"" : "",
+                         ans.is_name ? ans.name : ids, ans.is_name ? "\"" : "", " (", source,
+                         " context", via, ", timeout ", ts, "s); ", who, NULL);
+        }
         if (strcmp(source, "requester") == 0 && have_host &&
             (ans.is_name ? strcmp(ans.name, host.name) != 0 : ans.id != host.id)) {
                 char h[NAME_BUF + 2];

@@ -44,6 +44,9 @@ void logmsg(int priority, const char *format, ...) __attribute__((format(printf,
 /* Whether a message of that priority goes anywhere (else logmsg() does not even format it,
  * and callers may skip building what only a log line would show). */
 bool log_wanted(int priority);
+/* The strings up to a NULL, joined into one line and logged: what logmsg() does, without
+ * printf, for the lines of every upcall (a line longer than 2 KiB is cut). */
+void log_join(int priority, ...) __attribute__((sentinel));
 /* Every logmsg() statement checks log_wanted() before its arguments are evaluated: a
  * strerror() in a line that goes nowhere costs, at every upcall, glibc's message catalogue
  * lookup (dcgettext, locale locks), some 300 instructions of code run once. */

@@ -14,6 +14,10 @@
 #include <paths.h>
 #include <syslog.h>
 #include <sys/stat.h>
+#include <limits.h>
+#include <sys/un.h>
+#include <sys/uio.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +43,8 @@ static bool log_syslog;
 static int log_fd = -1;
 static int log_max = LOG_INFO;
 static const char *log_ident = "nsid-idmap";
+static int syslog_fd = -1;
+static bool syslog_fallback; /* glibc's syslog() from now on */
 
 void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_priority) {
         log_ident = ident;
@@ -48,16 +54,71 @@ void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_
                 log_fd = open(log_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
                               0600);
         }
-        /* Without a syslog socket every message would be dropped (no LOG_CONS), after
-         * syslog() had formatted it and read the time zone file for its time stamp: that
-         * work, at every upcall, is skipped when there is no socket at all. */
+        /* Without a syslog socket every message would be dropped: none is built. */
         log_syslog = !to_stderr && access(_PATH_LOG, F_OK) == 0;
-        if (log_syslog)
-                openlog(ident, LOG_PID, LOG_DAEMON);
 }
 
 bool log_wanted(int priority) {
         return priority <= log_max && (log_stderr || log_syslog || log_fd >= 0);
+}
+
+/* One datagram to the syslog socket, "<PRI>IDENT[PID]: TEXT", without the time stamp
+ * glibc's syslog() writes: that time stamp is formatted with localtime(), which reads and
+ * parses /etc/localtime, in every process (this helper is a new one at every upcall: with
+ * its vsnprintf, some 4,800 instructions of code run once, a fifth of an upcall in the
+ * TCG lab). The time stamp is optional in the BSD syslog format; journald and rsyslog
+ * stamp a message that has none with its time of arrival. Never blocks (a full journal
+ * drops the line rather than hold the upcall). A syslog socket that is not a datagram one
+ * (EPROTOTYPE) is left to glibc's syslog(), which knows the other kinds. */
+static void syslog_send(int priority, const char *text, size_t len) {
+        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = _PATH_LOG };
+        char buf[2200], pri[24], pid[24];
+        size_t n = 0;
+
+        if (!syslog_fallback) {
+                fmt_u64(pri, (uint64_t) (LOG_DAEMON | LOG_PRI(priority)));
+                fmt_u64(pid, (uint64_t) getpid());
+                const char *parts[] = { "<", pri, ">", log_ident, "[", pid, "]: " };
+                for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+                        size_t l = strnlen(parts[i], sizeof(buf) - n); /* (the ident) */
+                        memcpy(buf + n, parts[i], l);
+                        n += l;
+                }
+                if (len > sizeof(buf) - n)
+                        len = sizeof(buf) - n;
+                memcpy(buf + n, text, len);
+                n += len;
+                if (syslog_fd < 0)
+                        syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (syslog_fd >= 0 &&
+                    sendto(syslog_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+                           (const struct sockaddr *) &sa, sizeof(sa)) >= 0)
+                        return;
+                if (syslog_fd >= 0 && errno != EPROTOTYPE)
+                        return; /* (no one listening, or full: glibc would drop it too) */
+                syslog_fallback = true;
+                openlog(log_ident, LOG_PID, LOG_DAEMON);
+        }
+        syslog(priority, "%.*s", (int) (len > INT_MAX ? INT_MAX : len), text);
+}
+
+/* A whole line to every destination; no printf. */
+static void log_text(int priority, const char *text) {
+        size_t len = strlen(text);
+        if (log_stderr) {
+                struct iovec v[] = { { (void *) log_ident, strlen(log_ident) }, { ": ", 2 },
+                                     { (void *) text, len }, { "\n", 1 } };
+                (void) !writev(STDERR_FILENO, v, 4);
+        } else if (log_syslog)
+                syslog_send(priority, text, len);
+        if (log_fd >= 0) {
+                char pid[24];
+                fmt_u64(pid, (uint64_t) getpid());
+                struct iovec v[] = { { (void *) log_ident, strlen(log_ident) }, { "[", 1 },
+                                     { pid, strlen(pid) }, { "]: ", 3 },
+                                     { (void *) text, len }, { "\n", 1 } };
+                (void) !writev(log_fd, v, 6);
+        }
 }
 
 void (logmsg)(int priority, const char *format, ...) {
@@ -69,12 +130,26 @@ void (logmsg)(int priority, const char *format, ...) {
         va_start(ap, format);
         vsnprintf(buf, sizeof(buf), format, ap);
         va_end(ap);
-        if (log_stderr)
-                fprintf(stderr, "%s: %s\n", log_ident, buf);
-        else if (log_syslog)
-                syslog(priority, "%s", buf);
-        if (log_fd >= 0)
-                dprintf(log_fd, "%s[%d]: %s\n", log_ident, (int) getpid(), buf);
+        log_text(priority, buf);
+}
+
+void log_join(int priority, ...) {
+        char buf[2048];
+        va_list ap;
+        size_t n = 0;
+        const char *s;
+
+        if (!log_wanted(priority))
+                return;
+        va_start(ap, priority);
+        while ((s = va_arg(ap, const char *))) {
+                size_t l = strnlen(s, sizeof(buf) - 1 - n);
+                memcpy(buf + n, s, l);
+                n += l;
+        }
+        va_end(ap);
+        buf[n] = '\0';
+        log_text(priority, buf);
 }
 
 const char *log_escape(const char *s, size_t len, char *buf, size_t size) {
@@ -417,11 +492,18 @@ const char *requester_describe(const requester *r, int find_error, char *buf, si
                 snprintf(buf, size, "requester unknown (%s)", strerror(-find_error));
                 return buf;
         }
-        snprintf(buf, size, "requester pid %d (%s) net:[%llu]%s user:[%llu]%s mnt:[%llu]%s",
-                 (int) r->pid, r->comm, (unsigned long long) r->net_ino,
-                 r->net_initial == 1 ? "(host)" : "", (unsigned long long) r->user_ino,
-                 r->user_initial == 1 ? "(host)" : "", (unsigned long long) r->mnt_ino,
-                 r->mnt_initial == 1 ? "(host)" : "");
+        /* "requester pid %d (%s) net:[%llu]%s user:[%llu]%s mnt:[%llu]%s", without printf
+         * (a line of every upcall) */
+        char pid[24], net[24], user[24], mnt[24];
+        fmt_u64(pid, (uint64_t) r->pid);
+        fmt_u64(net, r->net_ino);
+        fmt_u64(user, r->user_ino);
+        fmt_u64(mnt, r->mnt_ino);
+        if (fmt_join(buf, size, "requester pid ", pid, " (", r->comm, ") net:[", net, "]",
+                     r->net_initial == 1 ? "(host)" : "", " user:[", user, "]",
+                     r->user_initial == 1 ? "(host)" : "", " mnt:[", mnt, "]",
+                     r->mnt_initial == 1 ? "(host)" : "", NULL) < 0)
+                snprintf(buf, size, "requester pid %d", (int) r->pid);
         return buf;
 }
 
