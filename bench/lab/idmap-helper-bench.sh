@@ -37,6 +37,16 @@ check "nfsv4 loaded (id_resolver key type)" modprobe nfsv4 || bail "no nfsv4"
 case " ${LAB_ARGS:-} " in
   *" aslr=0 "*) echo 0 > /proc/sys/kernel/randomize_va_space; note "ASLR off in the guest" ;;
 esac
+# NSID_BENCH_SYSLOG=1 on the host: a syslog daemon on /dev/log (busybox syslogd, writing a
+# file), as every real host has one (journald): nsid-idmap then sends its line for every
+# answer, and that cost is in its figures. Without it the guest has no /dev/log and the
+# helpers build no log line at all (nfsidmap logs nothing on success either way).
+SYSLOGD=""
+case " ${LAB_ARGS:-} " in
+  *" syslog=1 "*)
+    busybox syslogd -n -O "$W/syslog" & SYSLOGD=$!
+    check "syslogd listening on /dev/log" wait_for 10 test -S /dev/log || bail "no syslogd" ;;
+esac
 cat > /etc/idmapd.conf <<EOC
 [General]
 Domain = $DOMAIN
@@ -85,6 +95,10 @@ check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 
 check_eq "nsid-idmap + daemon: uid:bd8@$DOMAIN -> 20008" 20008 "$(probe d bd8 "$NSIDMAP" -t 600)"
 check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host context, nsid-idmapd" "$W/probe.log"
 while read -r l; do note "probe.log: $l"; done < "$W/probe.log"
+if [ -n "$SYSLOGD" ]; then
+  check "... and to syslog" grep -q "nsid-idmap\[[0-9]*\]: key [0-9]*: uid:bd8@$DOMAIN -> 20008" "$W/syslog"
+  while read -r l; do note "syslog: $l"; done < <(grep nsid-idmap "$W/syslog")
+fi
 keyctl clear %:.id_resolver 2>/dev/null
 
 # A control-socket client of the daemon, one connection per lookup as the helper makes:
@@ -133,6 +147,10 @@ while read -r l; do note "req.err: $l"; done < <(head -n 5 "$W/req.err")
 python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" rtt > "$W/rtt.txt" 2>&1
 while read -r l; do note "$l"; done < "$W/rtt.txt"
 kill -TERM "$DPID"; wait "$DPID"
+if [ -n "$SYSLOGD" ]; then
+  note "syslog: $(grep -c 'nsid-idmap\[' "$W/syslog") nsid-idmap lines"
+  kill "$SYSLOGD"
+fi
 "$NSIDD" --version >/dev/null 2>&1
 while read -r l; do note "daemon: $l"; done < <(tail -n 3 "$W/daemon.log")
 lab_done
