@@ -17,3 +17,13 @@ add_custom_target(bench-idmap-helper
   USES_TERMINAL
   COMMENT "id_resolver helpers in the lab: floor, nfsidmap, nsid-idmap, nsid-idmap + nsid-idmapd")
 add_dependencies(bench bench-idmap-helper)
+
+# bench-idmap-footprint: the distinct instructions each helper runs for one upcall (callgrind
+# on this host, through the real request-key path): the noise-free counterpart of
+# bench-idmap-helper's lab timings (see bench/footprint/idmap-helper-footprint).
+add_custom_target(bench-idmap-footprint
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/footprint/idmap-helper-footprint ${CMAKE_BINARY_DIR}
+  DEPENDS nsid-rk-floor nsid-rk-nfsidmap-floor nsid-idmap nsid-idmapd
+  USES_TERMINAL
+  COMMENT "distinct instructions per id_resolver upcall: floor, libnfsidmap floor, nsid-idmap")
+add_dependencies(bench bench-idmap-footprint)

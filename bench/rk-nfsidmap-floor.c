@@ -9,7 +9,9 @@
  * costs some 40 failed opens). Used by bench-idmap-helper (bench/lab/) only, to show what
  * part of the no-daemon figure libnfsidmap itself costs.
  *
- *   nsid-rk-nfsidmap-floor KEY DESC      (DESC: uid:NAME, gid:NAME, user:ID, group:ID)
+ *   nsid-rk-nfsidmap-floor [--conf=PATH] KEY DESC
+ *                           (DESC: uid:NAME, gid:NAME, user:ID, group:ID; PATH: the
+ *                           idmapd.conf, default libnfsidmap's own, /etc/idmapd.conf)
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -28,6 +30,12 @@ static long kctl(int op, long a, long b, long c, long d) {
 }
 
 int main(int argc, char **argv) {
+        char *conf = NULL;
+        if (argc == 4 && strncmp(argv[1], "--conf=", 7) == 0) {
+                conf = argv[1] + 7;
+                argv++;
+                argc--;
+        }
         if (argc != 3)
                 return 2;
         long key = strtol(argv[1], NULL, 10);
@@ -37,7 +45,7 @@ int main(int argc, char **argv) {
         int r;
 
         (void) dlopen(NSID_NFSIDMAP_PLUGIN_DIR "/nsswitch.so", RTLD_NOW | RTLD_LOCAL);
-        if (nfs4_init_name_mapping(NULL) != 0)
+        if (nfs4_init_name_mapping(conf) != 0)
                 return 1;
         if (strncmp(desc, "uid:", 4) == 0 || strncmp(desc, "gid:", 4) == 0) {
                 uid_t id = 0;
