@@ -165,19 +165,6 @@ _public_ int nsid_proc_keys_find(const char *text, size_t size, int32_t serial,
         return 0;
 }
 
-/* Past one field of a /proc/keys line: at least one blank, then at least one non-blank. */
-static const char *skip_field(const char *p, const char *end) {
-        const char *s = p;
-        while (p < end && *p == ' ')
-                p++;
-        if (p == s)
-                return NULL;
-        s = p;
-        while (p < end && *p != ' ')
-                p++;
-        return p == s ? NULL : p;
-}
-
 _public_ int nsid_proc_keys_find_brief(const char *text, size_t size, int32_t serial,
                                        char ret_type[10], const char **ret_description,
                                        size_t *ret_description_len) {
@@ -208,15 +195,22 @@ _public_ int nsid_proc_keys_find_brief(const char *text, size_t size, int32_t se
         if (memchr(line, '\0', (size_t) (line_end - line)))
                 return -EINVAL;
 
-        /* the flags (exactly 7 non-blank characters), then the usage, expiry, perm, uid and
-         * gid fields */
-        const char *p = skip_field(line + sizeof(pat) - 1, line_end);
-        if (p != line + sizeof(pat) + 7)
-                return -EINVAL;
-        for (unsigned i = 0; i < 5 && p; i++)
-                p = skip_field(p, line_end);
+        /* six fields, each after at least one blank: the flags (exactly 7 characters, after
+         * exactly one blank), the usage, expiry, perm, uid and gid */
+        const char *p = line + sizeof(pat) - 1;
+        for (unsigned field = 0; field < 6; field++) {
+                const char *blanks = p;
+                while (p < line_end && *p == ' ')
+                        p++;
+                const char *t = p;
+                while (p < line_end && *p != ' ')
+                        p++;
+                if (t == blanks || p == t ||
+                    (field == 0 && (t != blanks + 1 || p - t != 7)))
+                        return -EINVAL;
+        }
         /* one blank, the type in 9 columns, one blank, the description */
-        if (!p || line_end - p < 11 || p[0] != ' ' || p[10] != ' ')
+        if (line_end - p < 11 || p[0] != ' ' || p[10] != ' ')
                 return -EINVAL;
         p++;
         size_t tl = 9;
