@@ -36,6 +36,7 @@
 #include "log-internal.h"
 #include "macro.h"
 #include "nsid/file.h"
+#include "file-internal.h"
 #include "nsid/ns.h"
 #include "proc-util.h"
 
@@ -228,9 +229,9 @@ _public_ int nsid_file_stat_in_root(int rootfd, const char *path, nsid_file_stat
         return 0;
 }
 
-_public_ int nsid_file_read_in_root(int rootfd, const char *path, size_t max_size,
-                                    char **ret_data, size_t *ret_size,
-                                    nsid_file_stat *ret_stat) {
+/* buf (max_size + 1 bytes) or, when NULL, a malloc'ed buffer returned in *ret_data. */
+static int read_in_root(int rootfd, const char *path, size_t max_size, char *buf,
+                        char **ret_data, size_t *ret_size, nsid_file_stat *ret_stat) {
         _cleanup_close_ int pathfd = -EBADF, fd = -EBADF;
         char *data = NULL;
         size_t size = 0;
@@ -240,7 +241,7 @@ _public_ int nsid_file_read_in_root(int rootfd, const char *path, size_t max_siz
         r = check_args(rootfd, path);
         if (r < 0)
                 return r;
-        assert_return(ret_data, -EINVAL);
+        assert_return(buf || ret_data, -EINVAL);
         if (max_size == 0)
                 max_size = NSID_FILE_MAX_DEFAULT;
         assert_return(max_size < SIZE_MAX / 2, -EINVAL);
@@ -261,7 +262,7 @@ _public_ int nsid_file_read_in_root(int rootfd, const char *path, size_t max_siz
         if (fd < 0)
                 return fd;
 
-        r = read_fd_capped(fd, max_size, &data, &size);
+        r = read_fd_deadline(fd, max_size, READ_NO_DEADLINE, false, buf, &data, &size);
         if (r == -EFBIG)
                 return log_debug_errno(r,
                                        "refusing to read %s in container root: it grew past "
@@ -275,10 +276,24 @@ _public_ int nsid_file_read_in_root(int rootfd, const char *path, size_t max_siz
          * nsid_file_stat_in_root() differs from it and a cached copy is reloaded. */
         if (ret_stat)
                 stat_to_file_stat(&st, ret_stat);
-        *ret_data = data;
+        if (ret_data)
+                *ret_data = data;
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+_public_ int nsid_file_read_in_root(int rootfd, const char *path, size_t max_size,
+                                    char **ret_data, size_t *ret_size,
+                                    nsid_file_stat *ret_stat) {
+        assert_return(ret_data, -EINVAL);
+        return read_in_root(rootfd, path, max_size, NULL, ret_data, ret_size, ret_stat);
+}
+
+int file_read_in_root_buf(int rootfd, const char *path, char *buf, size_t max_size,
+                          size_t *ret_size) {
+        assert_return(buf && max_size > 0, -EINVAL);
+        return read_in_root(rootfd, path, max_size, buf, NULL, ret_size, NULL);
 }
 
 _public_ int nsid_proc_read_root_file(const nsid_proc *p, const char *path, size_t max_size,

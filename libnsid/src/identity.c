@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file-internal.h"
 #include "hostsecret-internal.h"
 #include "log-internal.h"
 #include "macro.h"
@@ -20,6 +21,8 @@
 #include "nsid/worker.h"
 
 #define IDENTITY_MSG_VERSION "nsid-id-v1"
+/* what a container's /etc/machine-id may hold (33 bytes; the rest is refused by the parser) */
+#define MACHINE_ID_FILE_MAX 4096
 
 struct nsid_identity {
         unsigned n_ref;
@@ -289,10 +292,14 @@ static int random_key(char ret[NSID_IDENTITY_STRING_SIZE]) {
 }
 
 /* Runs in the worker: inside the container's user and mount namespaces, chroot()ed to its
- * root, without capabilities. Replies with the file's bytes (parsed by the caller). */
+ * root, without capabilities. Replies with the file's bytes (parsed by the caller). Nothing
+ * here allocates: reconcile runs these workers from several threads at once, and a forked
+ * child must not need a lock another thread held at the fork (an allocator without fork
+ * handlers, like ASan's, then hangs the child until its timeout: a random key for a container
+ * whose machine-id was fine). */
 static int machine_id_worker(int reply_fd, void *userdata) {
         _cleanup_close_ int rootfd = -EBADF;
-        _cleanup_free_ char *data = NULL;
+        char data[MACHINE_ID_FILE_MAX + 1];
         size_t size = 0, done = 0;
         int r;
 
@@ -300,7 +307,7 @@ static int machine_id_worker(int reply_fd, void *userdata) {
         rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
                 return negative_errno();
-        r = nsid_file_read_in_root(rootfd, "/etc/machine-id", 4096, &data, &size, NULL);
+        r = file_read_in_root_buf(rootfd, "/etc/machine-id", data, MACHINE_ID_FILE_MAX, &size);
         if (r < 0)
                 return r;
         while (done < size) {
@@ -308,10 +315,13 @@ static int machine_id_worker(int reply_fd, void *userdata) {
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return negative_errno();
+                        r = negative_errno();
+                        explicit_bzero(data, sizeof(data));
+                        return r;
                 }
                 done += (size_t) n;
         }
+        explicit_bzero(data, sizeof(data));
         return 0;
 }
 
@@ -326,7 +336,8 @@ _public_ int nsid_proc_read_machine_id(const nsid_proc *proc, int timeout_ms,
         assert_return(ret, -EINVAL);
 
         r = nsid_worker_run(proc, NSID_NS_MASK(NSID_NS_USER) | NSID_NS_MASK(NSID_NS_MNT), 0,
-                            timeout_ms, machine_id_worker, NULL, 4096, &reply, &size);
+                            timeout_ms, machine_id_worker, NULL, MACHINE_ID_FILE_MAX, &reply,
+                            &size);
         if (r == -ETIMEDOUT)
                 return log_debug_errno(r,
                                        "identity: /etc/machine-id of pid %d not read within %d "

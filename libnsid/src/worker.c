@@ -31,8 +31,8 @@
  *
  * Between fork() and fn() the child calls only async-signal-safe functions (no malloc, no
  * locks, no logging). fn itself runs in a forked copy of a possibly multithreaded program: it
- * must be fork-safe (glibc keeps malloc usable after fork(); other libraries' locks may not
- * be). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
+ * must be fork-safe (glibc keeps malloc usable after fork(), ASan's allocator does not; other
+ * libraries' locks may not be; log.c holds its lock across fork()). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
  * buffers.
  */
 #include <errno.h>

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,11 +25,14 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "log-internal.h"
 #include "nsid/identity.h"
+#include "nsid/log.h"
 #include "nsid/netns.h"
 #include "nsid/nfsclient.h"
 #include "nsid/registry.h"
@@ -505,6 +509,140 @@ static void test_machine_id_read(void **state) {
         reap(pid2);
 }
 
+/* reconcile reads machine-ids from several threads while others allocate: every forked worker
+ * must finish. (A worker that malloc()s can hang in the child on an allocator lock another
+ * thread held at the fork: ASan's allocator has no fork handlers. The ASan tier ran this
+ * against the old worker and 8 of 480 reads timed out.) */
+struct mid_reader {
+        nsid_proc *p;
+        int ok, failed;
+};
+
+static volatile int churn_stop;
+
+static void *churn_main(void *userdata) {
+        (void) userdata;
+        while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
+                void *v[64];
+                for (size_t i = 0; i < 64; i++)
+                        v[i] = malloc(16 + (i * 37) % 4000);
+                for (size_t i = 0; i < 64; i++)
+                        free(v[i]);
+        }
+        return NULL;
+}
+
+static void *mid_reader_main(void *userdata) {
+        static const uint8_t want[16] = { 0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60, 0x71,
+                                          0x82, 0x93, 0xa4, 0xb5, 0xc6, 0xd7, 0xe8, 0xf9 };
+        struct mid_reader *m = userdata;
+
+        for (int i = 0; i < 40; i++) {
+                uint8_t got[16];
+                int r = nsid_proc_read_machine_id(m->p, 5000, got);
+                if (r == 0 && memcmp(got, want, 16) == 0)
+                        m->ok++;
+                else {
+                        m->failed++;
+                        fprintf(stderr, "# read %d: %s\n", i, r < 0 ? strerror(-r) : "wrong id");
+                }
+        }
+        return NULL;
+}
+
+static void test_machine_id_read_threads(void **state) {
+        struct mid_reader readers[8];
+        pthread_t t[8], churn[2];
+        char mid[400];
+        nsid_proc *p = NULL;
+        nsid_ns *n = NULL;
+        int ok = 0;
+        pid_t pid;
+
+        (void) state;
+        snprintf(mid, sizeof(mid), "%s/mid-threads", dir);
+        write_str(mid, "0a1b2c3d4e5f60718293a4b5c6d7e8f9\n");
+        pid = spawn_netns(mid);
+        open_pid(pid, &p, &n);
+
+        __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+        for (size_t i = 0; i < 2; i++)
+                assert_int_equal(pthread_create(&churn[i], NULL, churn_main, NULL), 0);
+        for (size_t i = 0; i < 8; i++) {
+                readers[i] = (struct mid_reader) { .p = p };
+                assert_int_equal(pthread_create(&t[i], NULL, mid_reader_main, &readers[i]), 0);
+        }
+        for (size_t i = 0; i < 8; i++) {
+                assert_int_equal(pthread_join(t[i], NULL), 0);
+                ok += readers[i].ok;
+        }
+        __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+        for (size_t i = 0; i < 2; i++)
+                assert_int_equal(pthread_join(churn[i], NULL), 0);
+        assert_int_equal(ok, 8 * 40);
+
+        nsid_ns_unref(n);
+        nsid_proc_unref(p);
+        reap(pid);
+}
+
+/* A worker logs (at debug level: why it refused the file) while another thread of the same
+ * program logs too. The library's log lock is held across fork(), so the child never starts
+ * with it taken by a thread it does not have: each read ends with the file's error, not with
+ * the worker's timeout. (Without that, nearly every read here timed out: the other thread
+ * holds the lock most of the time.) */
+static volatile int logger_stop;
+static int log_handler_calls;
+
+static void slow_handler(int priority, const char *message, void *userdata) {
+        (void) priority;
+        (void) message;
+        (void) userdata;
+        __atomic_add_fetch(&log_handler_calls, 1, __ATOMIC_RELAXED);
+        usleep(300);
+}
+
+static void *logger_main(void *userdata) {
+        (void) userdata;
+        while (!__atomic_load_n(&logger_stop, __ATOMIC_RELAXED))
+                log_debug("itest: another thread logging");
+        return NULL;
+}
+
+static void test_machine_id_worker_logs(void **state) {
+        char big[400], line[4200];
+        nsid_proc *p = NULL;
+        nsid_ns *n = NULL;
+        pthread_t t;
+        pid_t pid;
+
+        (void) state;
+        snprintf(big, sizeof(big), "%s/mid-big", dir);
+        memset(line, 'a', sizeof(line) - 1);
+        line[sizeof(line) - 1] = '\0';
+        write_str(big, line); /* over the 4096 bytes the worker reads: refused (EFBIG) there */
+        pid = spawn_netns(big);
+        open_pid(pid, &p, &n);
+
+        nsid_log_set_handler(slow_handler, NULL);
+        nsid_log_set_max_priority(LOG_DEBUG);
+        __atomic_store_n(&logger_stop, 0, __ATOMIC_RELAXED);
+        assert_int_equal(pthread_create(&t, NULL, logger_main, NULL), 0);
+        for (int i = 0; i < 10; i++) {
+                uint8_t got[16];
+                assert_int_equal(nsid_proc_read_machine_id(p, 2000, got), -EFBIG);
+        }
+        __atomic_store_n(&logger_stop, 1, __ATOMIC_RELAXED);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        nsid_log_set_max_priority(LOG_INFO);
+        nsid_log_set_handler(NULL, NULL);
+        assert_true(__atomic_load_n(&log_handler_calls, __ATOMIC_RELAXED) > 10);
+
+        nsid_ns_unref(n);
+        nsid_proc_unref(p);
+        reap(pid);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nfs_client_decisions),
@@ -513,6 +651,8 @@ int main(void) {
                 cmocka_unit_test(test_mountinfo_parser),
                 cmocka_unit_test(test_identity_for_ns),
                 cmocka_unit_test(test_machine_id_read),
+                cmocka_unit_test(test_machine_id_read_threads),
+                cmocka_unit_test(test_machine_id_worker_logs),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -50,7 +50,10 @@ extern "C" {
  * SIGCHLD to SIG_IGN or reaps with waitpid(-1)), -ENOMEM, -EMFILE, -EAGAIN (fork).
  *
  * Caveats: fn runs in a fork()ed copy of the caller without exec(): it must be fork-safe
- * (glibc's malloc is; locks held by other threads of the caller are not released), and it
+ * (locks held by other threads of the caller are not released; glibc's malloc is safe, but
+ * an allocator without fork handlers, such as ASan's, is not: the library's own worker
+ * functions allocate nothing; the library's log lock is held across fork(), so fn may log
+ * through it), and it
  * must return rather than call exit() (which would run the caller's atexit handlers). The
  * library itself calls only async-signal-safe functions in the child before fn, and the child
  * ends with _exit() (no atexit handlers, no flush of inherited stdio buffers). Processes that
