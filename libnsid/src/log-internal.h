@@ -12,6 +12,11 @@
 int nsid_log_internal(int priority, int error, const char *file, int line, const char *format,
                       ...) _printf_(5, 6);
 
+/* Around a fork() whose child may log: nsid_log_fork_prepare() before it, nsid_log_fork_done()
+ * after it in the parent and in the child. */
+void nsid_log_fork_prepare(void);
+void nsid_log_fork_done(void);
+
 #define nsid_log_full(prio, err, ...) nsid_log_internal(prio, err, __FILE__, __LINE__, __VA_ARGS__)
 #define log_debug(...) nsid_log_full(LOG_DEBUG, 0, __VA_ARGS__)
 #define log_info(...) nsid_log_full(LOG_INFO, 0, __VA_ARGS__)

@@ -13,18 +13,16 @@ static void *log_userdata;
 static int log_max_priority = LOG_INFO;
 
 /* A worker (nsid/worker.h) is a fork()ed copy of a possibly multithreaded program and may log
- * (a refusal's reason, at debug level). Holding the lock across fork() means the child never
- * starts with it taken by a thread that does not exist there. */
-static void log_lock_take(void) {
+ * (a refusal's reason, at debug level). worker.c holds this lock across its fork(), so the
+ * child never starts with it taken by a thread that does not exist there. (Not a
+ * pthread_atfork() handler: that would cost every program linking the library, the
+ * one-shot request-key helpers included, for the forks of the few that run workers.) */
+void nsid_log_fork_prepare(void) {
         pthread_mutex_lock(&log_lock);
 }
 
-static void log_lock_release(void) {
+void nsid_log_fork_done(void) {
         pthread_mutex_unlock(&log_lock);
-}
-
-__attribute__((constructor)) static void log_lock_atfork(void) {
-        (void) pthread_atfork(log_lock_take, log_lock_release, log_lock_release);
 }
 
 _public_ void nsid_log_set_handler(nsid_log_fn fn, void *userdata) {

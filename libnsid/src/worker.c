@@ -32,7 +32,8 @@
  * Between fork() and fn() the child calls only async-signal-safe functions (no malloc, no
  * locks, no logging). fn itself runs in a forked copy of a possibly multithreaded program: it
  * must be fork-safe (glibc keeps malloc usable after fork(), ASan's allocator does not; other
- * libraries' locks may not be; log.c holds its lock across fork()). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
+ * libraries' locks may not be; the library's log lock is held across the fork() and
+ * released on both sides of it, the one step besides async-signal-safe calls). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
  * buffers.
  */
 #include <errno.h>
@@ -530,7 +531,9 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
         ctx->null_fd = nullfd;
         ctx->shared = sh;
 
+        nsid_log_fork_prepare(); /* the child may log: not with the lock another thread held */
         pid = fork();
+        nsid_log_fork_done();
         if (pid < 0)
                 return log_debug_errno(errno, "worker for %s: fork() failed: %s", what,
                                        strerror(errno));

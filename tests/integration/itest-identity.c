@@ -587,10 +587,10 @@ static void test_machine_id_read_threads(void **state) {
 }
 
 /* A worker logs (at debug level: why it refused the file) while another thread of the same
- * program logs too. The library's log lock is held across fork(), so the child never starts
- * with it taken by a thread it does not have: each read ends with the file's error, not with
- * the worker's timeout. (Without that, nearly every read here timed out: the other thread
- * holds the lock most of the time.) */
+ * program logs too. The worker holds the library's log lock across its fork(), so the child
+ * never starts with it taken by a thread it does not have: each read ends with the file's
+ * error, not with the worker's timeout. (Without that, the first read here timed out: the
+ * other thread holds the lock most of the time.) */
 static volatile int logger_stop;
 static int log_handler_calls;
 
