@@ -5,18 +5,22 @@
 # (nsid-rk-bench-req), every one a cache miss, so the kernel runs /sbin/request-key and the
 # helper once per lookup; the users exist (uids 20000+). Helpers, each as the only id_resolver
 # rule, switched before every lookup in a rotating order (the host's load, which is heavy
-# and varies by the second here, falls on all of them alike):
+# and varies by the second here, falls on all of them alike). Every nsid-idmap runs with the
+# arguments of the rule it installs ("-t 600 %k %d"), hence two phases, each with its floor.
+# Without nsid-idmapd:
 #   f  bench/rk-floor-helper.c: instantiates, nothing else
 #   m  bench/rk-nfsidmap-floor.c: libnfsidmap with /etc/idmapd.conf, one lookup, instantiate:
 #      the least a helper that resolves through libnfsidmap can cost
 #   n  nfs-utils' /usr/sbin/nfsidmap -t 600 (the rule nfs-common installs)
-#   s  nsid-idmap -t 600, nsid-idmapd absent (its socket path names nothing)
-#   d  nsid-idmap -t 600 with nsid-idmapd running (fast path over its control socket), the
-#      names new to the daemon too: it resolves each one (libnfsidmap) before answering
+#   s  nsid-idmap -t 600, nsid-idmapd not running (nothing at its socket)
+# Then with nsid-idmapd running on its default socket:
+#   g  the floor again
+#   d  nsid-idmap -t 600 (fast path over the daemon's control socket), the names new to the
+#      daemon: it resolves each one (libnfsidmap) before answering
 #   w  the same, the names already in the daemon's cache (what its cache is for: names it
 #      answered before, for another namespace or before the kernel's key expired); filled
 #      over the control socket before the workload
-# Result lines: "# bench <tag> <ok> <failed> <total us> <median us> <p90 us>".
+# Result lines: "# bench <tag> <ok> <failed> <total us> <median us> <p90 us> <lone>".
 . "$LAB_LIB/lab.sh"
 N=${NSID_BENCH_LOOKUPS:-300}
 DOMAIN=lab.example
@@ -56,11 +60,11 @@ Nobody-Group = nogroup
 [Translation]
 Method = nsswitch
 EOC
-# The users of the helpers interleaved (bf0 bm0 bn0 bs0 bd0 bw0 bf1 ...): a lookup in /etc/passwd
+# The users of the helpers interleaved (bf0 bm0 bn0 bs0 bg0 bd0 bw0 bf1 ...): a lookup in /etc/passwd
 # reads it from the top, so each helper's i-th user sits at the same depth.
 {
   for w in warmup $(seq 0 $((N - 1))); do
-    for v in f m n s d w; do
+    for v in f m n s g d w; do
       [ "$w" = warmup ] && id=19999 || id=$((20000 + w))
       printf 'b%s%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$v" "$w" "$id" "$id"
     done
@@ -74,11 +78,6 @@ host-pipes = no
 set-identifier = no
 isolate-keys = no
 CONF
-"$NSIDD" -f --config="$W/nsid.conf" --socket="$SOCK" </dev/null >/dev/null 2>>"$W/daemon.log" &
-DPID=$!
-ready() { timeout 5 "$NSIDD" --socket="$SOCK" --ctl=status >/dev/null 2>&1; }
-check "nsid-idmapd started" wait_for 20 ready || bail "no daemon"
-
 # one answer of each nsid-idmap variant, checked (and the path it took, from its log)
 # the answer to uid:USER@DOMAIN through the rule in place
 request_uid() {
@@ -91,7 +90,22 @@ probe() { # tag user rule...
 }
 echo "create id_resolver * * $MFLOOR %k %d" > "$RULE"
 check_eq "libnfsidmap floor: uid:bm7@$DOMAIN -> 20007" 20007 "$(request_uid bm7)"
-check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 "$NSIDMAP" -t 600 --daemon-socket=/run/nsid/absent.sock)"
+check "no nsid-idmapd socket at $SOCK yet" test ! -e "$SOCK"
+check_eq "nsid-idmap, no daemon: uid:bs7@$DOMAIN -> 20007" 20007 "$(probe s bs7 "$NSIDMAP" -t 600)"
+check "... resolved by itself" grep -q "uid:bs7@$DOMAIN -> 20007 (host context, timeout" "$W/probe.log"
+keyctl clear %:.id_resolver 2>/dev/null
+
+# phase 1: no daemon
+t0=$(lab_ms)
+"$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "m=$MFLOOR" "n=/usr/sbin/nfsidmap -t 600" \
+  "s=$NSIDMAP -t 600" > "$W/bench.txt" 2> "$W/req.err"
+note "workload without nsid-idmapd: $(( ($(lab_ms) - t0) / 1000 )) s"
+keyctl clear %:.id_resolver 2>/dev/null
+
+"$NSIDD" -f --config="$W/nsid.conf" --socket="$SOCK" </dev/null >/dev/null 2>>"$W/daemon.log" &
+DPID=$!
+ready() { timeout 5 "$NSIDD" --socket="$SOCK" --ctl=status >/dev/null 2>&1; }
+check "nsid-idmapd started" wait_for 20 ready || bail "no daemon"
 check_eq "nsid-idmap + daemon: uid:bd8@$DOMAIN -> 20008" 20008 "$(probe d bd8 "$NSIDMAP" -t 600)"
 check "... answered by nsid-idmapd" grep -q "uid:bd8@$DOMAIN -> 20008 (host context, nsid-idmapd" "$W/probe.log"
 while read -r l; do note "probe.log: $l"; done < "$W/probe.log"
@@ -131,11 +145,11 @@ else:
 PY
 check "daemon cache filled with the w names" python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" fill "$N"
 
+# phase 2: the daemon on its default socket, the floor again first (g)
 t0=$(lab_ms)
-"$REQ" "$DOMAIN" "$N" "$RULE" "f=$FLOOR" "m=$MFLOOR" "n=/usr/sbin/nfsidmap -t 600" \
-  "s=$NSIDMAP -t 600 --daemon-socket=/run/nsid/absent.sock" "d=$NSIDMAP -t 600" \
-  "w=$NSIDMAP -t 600" > "$W/bench.txt" 2> "$W/req.err"
-note "workload: $(( ($(lab_ms) - t0) / 1000 )) s"
+"$REQ" "$DOMAIN" "$N" "$RULE" "g=$FLOOR" "d=$NSIDMAP -t 600" "w=$NSIDMAP -t 600" \
+  >> "$W/bench.txt" 2>> "$W/req.err"
+note "workload with nsid-idmapd: $(( ($(lab_ms) - t0) / 1000 )) s"
 while read -r tag ok bad total med p90 lone; do
   note "bench $tag $ok $bad $total $med $p90 $lone"
   # failures of every helper at once (the floor's too) are the guest's under load

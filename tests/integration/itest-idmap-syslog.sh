@@ -41,21 +41,26 @@ else:
 open(out, "wb").write(data)
 PY
 
-# run KIND: the helper's message through a KIND (dgram|stream) listener into $T/KIND.out;
-# its exit status into $T/KIND.rc
+# run KIND [TAG ARGS...]: the helper's message through a KIND (dgram|stream) listener into
+# $T/TAG.out (TAG: KIND by default), its exit status into $T/TAG.rc; ARGS default to the
+# installed rule's form with a serial it refuses
 run() {
+        local kind=$1 tag=${2:-$1}
+        shift $(($# > 1 ? 2 : 1))
+        [ $# -gt 0 ] || set -- -t 600 0 uid:someone@example.test
         unshare -m --propagation private bash -c '
                 set -e
                 mount -t tmpfs -o mode=0755 nsid-test-dev /dev
                 mknod -m 666 /dev/null c 1 3
-                python3 "$1/listen.py" "$2" /dev/log "$1/$2.out" & lp=$!
-                for _ in $(seq 100); do [ -e "$1/$2.out.ready" ] && break; sleep 0.05; done
-                rc=0
-                "$3" -t 600 0 uid:someone@example.test </dev/null >/dev/null 2>/dev/null || rc=$?
-                echo "$rc" >"$1/$2.rc"
-                for _ in $(seq 100); do [ -e "$1/$2.out" ] && break; sleep 0.05; done
+                python3 "$1/listen.py" "$2" /dev/log "$1/$3.out" & lp=$!
+                for _ in $(seq 100); do [ -e "$1/$3.out.ready" ] && break; sleep 0.05; done
+                rc=0 dir=$1 tag=$3 bin=$4
+                shift 4
+                "$bin" "$@" </dev/null >/dev/null 2>/dev/null || rc=$?
+                echo "$rc" >"$dir/$tag.rc"
+                for _ in $(seq 100); do [ -e "$dir/$tag.out" ] && break; sleep 0.05; done
                 kill "$lp" 2>/dev/null || true
-        ' _ "$T" "$1" "$bin"
+        ' _ "$T" "$kind" "$tag" "$bin" "$@"
 }
 
 run dgram
@@ -78,6 +83,41 @@ if [[ "$out" =~ $stamped ]]; then
 else
         fail "stream socket: '$out'"
 fi
+
+# The installed rules' argument forms ("-t 600 %k %d", "dns %k") are taken without
+# getopt_long() (nsid-idmap.c): the same arguments spelled so that getopt_long() parses them
+# must give the same result.
+line() { [ -e "$T/$1.out" ] && tr '\0' '\n' <"$T/$1.out" | sed 's/^<27>nsid-idmap\[[0-9]*\]: //' || true; }
+same() { # what TAG1 and TAG2 logged and returned must match, and match the pattern
+        local a b
+        a=$(line "$1"); b=$(line "$2")
+        if [ "$a" = "$b" ] && [ "$(cat "$T/$1.rc")" = "$(cat "$T/$2.rc")" ] && [[ "$a" =~ $3 ]]; then
+                pass "$4: '$a' (exit $(cat "$T/$1.rc")) both ways"
+        else
+                fail "$4: '$a' (exit $(cat "$T/$1.rc")) vs '$b' (exit $(cat "$T/$2.rc"))"
+        fi
+}
+run dgram fast-badt -t abc 5 uid:someone@example.test
+run dgram getopt-badt -tabc 5 uid:someone@example.test
+same fast-badt getopt-badt '^invalid timeout "abc": ' "rule form with a bad timeout"
+run dgram fast-negt -t -1 5 uid:someone@example.test
+run dgram getopt-negt --timeout=-1 5 uid:someone@example.test
+same fast-negt getopt-negt '^invalid timeout "-1": ' "a timeout that looks like an option"
+run dgram fast-not 0 uid:someone@example.test
+out=$(line fast-not)
+[[ "$out" =~ ^'invalid key serial "0": ' ]] && [ "$(cat "$T/fast-not.rc")" = 1 ] &&
+        pass "\"%k %d\" without -t: '$out'" || fail "\"%k %d\" without -t: '$out'"
+run dgram fast-dns dns 0
+out=$(line fast-dns)
+[ "$(cat "$T/fast-dns.rc")" = 1 ] && [ -n "$out" ] && pass "\"dns %k\" with a serial it refuses: '$out'" ||
+        fail "\"dns %k\": '$out' (exit $(cat "$T/fast-dns.rc"))"
+# five arguments that are not the rule's form: an option where the serial goes (getopt_long:
+# -c, an admin command with a stray argument: usage on stderr, exit 1, nothing logged)
+run dgram getopt-opt -t 600 -c uid:someone@example.test
+out=$(line getopt-opt)
+[ "$(cat "$T/getopt-opt.rc")" = 1 ] && [ -z "$out" ] &&
+        pass "-t 600 -c DESC: an admin command's usage error, not an upcall" ||
+        fail "-t 600 -c DESC: exit $(cat "$T/getopt-opt.rc"): '$out'"
 
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"
