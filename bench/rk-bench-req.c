@@ -12,6 +12,8 @@
  *
  *   nsid-rk-bench-req DOMAIN COUNT RULEFILE TAG=PROGRAM-AND-ARGS...
  * (PROGRAM-AND-ARGS is what goes before "%k %d" in the rule.)
+ * NSID_BENCH_KEEP_KEYS=1: the keys are linked into root's user keyring, so that they outlive
+ * this run (a second phase then runs with the first one's keys still in the system).
  * NSID_BENCH_USER_PREFIX=P: asks "user" keys "P<desc>" instead (the host has no id_resolver
  * key type without the nfs modules; helpers then need their test prefix option), so the same
  * comparison runs on the host for profiling.
@@ -84,8 +86,11 @@ int main(int argc, char **argv) {
                 if (!us[v] || !failed[v])
                         return 1;
         }
-        /* a session keyring of our own: the keys land there */
+        /* a session keyring of our own: the keys land there, and go when we exit; with
+         * NSID_BENCH_KEEP_KEYS=1 in root's user keyring, where they stay for the next run */
         syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0L, 0L, 0L, 0L);
+        const char *keep = getenv("NSID_BENCH_KEEP_KEYS");
+        long dest = keep && strcmp(keep, "1") == 0 ? KEY_SPEC_USER_KEYRING : 0L;
         for (long i = -1; i < count; i++) {
                 for (int j = 0; j < nv; j++) {
                         int v = (int) ((j + (i < 0 ? 0 : i)) % nv);
@@ -98,7 +103,7 @@ int main(int argc, char **argv) {
                         else
                                 snprintf(desc, sizeof(desc), "%suid:b%s%ld@%s", up, tag[v], i, domain);
                         long t0 = now_us();
-                        long k = syscall(SYS_request_key, ktype, desc, "", 0L);
+                        long k = syscall(SYS_request_key, ktype, desc, "", dest);
                         long d = now_us() - t0;
                         if (i < 0)
                                 continue;
