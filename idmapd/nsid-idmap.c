@@ -168,8 +168,9 @@ int main(int argc, char **argv) {
         /* The arguments of the rules this package installs, "-t 600 %k %d" and "dns %k", the
          * same for every upcall: taken as getopt_long() takes them (-t and its value; the
          * first non-option ends the scan, "+"), without running it. Its option parsing is
-         * some 280 distinct instructions of libc per exec, which is what an upcall costs
-         * where exec'd code is translated afresh every time (qemu TCG; doc/benchmarks.md).
+         * about 210 distinct instructions of libc per exec (callgrind), which is what an
+         * upcall costs where exec'd code is translated afresh every time (qemu TCG;
+         * doc/benchmarks.md).
          * Anything else goes through getopt_long(). */
         bool rule_form = false;
         if (argc == 5 && strcmp(argv[1], "-t") == 0 && !is_option(argv[3])) {

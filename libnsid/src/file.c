@@ -33,10 +33,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "file-internal.h"
 #include "log-internal.h"
 #include "macro.h"
 #include "nsid/file.h"
-#include "file-internal.h"
 #include "nsid/ns.h"
 #include "proc-util.h"
 

@@ -32,9 +32,9 @@
  * Between fork() and fn() the child calls only async-signal-safe functions (no malloc, no
  * locks, no logging). fn itself runs in a forked copy of a possibly multithreaded program: it
  * must be fork-safe (glibc keeps malloc usable after fork(), ASan's allocator does not; other
- * libraries' locks may not be; the library's log lock is held across the fork() and
- * released on both sides of it, the one step besides async-signal-safe calls). The child leaves with _exit(): no atexit handlers, no flushing of inherited stdio
- * buffers.
+ * libraries' locks may not be). The library's log lock is held across the fork() and
+ * released on both sides of it, the one step besides async-signal-safe calls. The child
+ * leaves with _exit(): no atexit handlers, no flushing of inherited stdio buffers.
  */
 #include <errno.h>
 #include <fcntl.h>

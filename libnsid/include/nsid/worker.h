@@ -50,16 +50,15 @@ extern "C" {
  * SIGCHLD to SIG_IGN or reaps with waitpid(-1)), -ENOMEM, -EMFILE, -EAGAIN (fork).
  *
  * Caveats: fn runs in a fork()ed copy of the caller without exec(): it must be fork-safe
- * (locks held by other threads of the caller are not released; glibc's malloc is safe, but
- * an allocator without fork handlers, such as ASan's, is not: the library's own worker
- * functions allocate nothing; the library's log lock is held across fork(), so fn may log
- * through it), and it
- * must return rather than call exit() (which would run the caller's atexit handlers). The
- * library itself calls only async-signal-safe functions in the child before fn, and the child
- * ends with _exit() (no atexit handlers, no flush of inherited stdio buffers). Processes that
- * fn starts and leaves running are not waited for. A worker stuck in an uninterruptible sleep
- * delays the return until the kernel delivers SIGKILL. Thread-safe: any number of workers may
- * run concurrently.
+ * (locks held by other threads of the caller are not released; glibc's malloc is safe, an
+ * allocator without fork handlers such as ASan's is not, so the library's own worker
+ * functions allocate nothing; the library's log lock is held across the fork(), so fn may
+ * log), and it must return rather than call exit() (which would run the caller's atexit
+ * handlers). The library itself calls only async-signal-safe functions in the child before
+ * fn, and the child ends with _exit() (no atexit handlers, no flush of inherited stdio
+ * buffers). Processes that fn starts and leaves running are not waited for. A worker stuck
+ * in an uninterruptible sleep delays the return until the kernel delivers SIGKILL.
+ * Thread-safe: any number of workers may run concurrently.
  */
 
 enum {
