@@ -10,7 +10,6 @@
 
 #include <keyutils.h>
 #include <nsid/ns.h>
-#include <nsid/requester.h>
 
 #define IDMAP_DEFAULT_TIMEOUT 600u    /* -t default, like nfsidmap */
 #define IDMAP_NEGATIVE_TIMEOUT 5u     /* seconds a rejected id_resolver key stays */
@@ -71,14 +70,26 @@ int read_small_file(const char *path, char *buf, size_t size);
 /* KEYCTL_DESCRIBE into buf: the length without the NUL, -ERANGE if it does not fit, -errno. */
 int keyctl_describe_buf(key_serial_t id, char *buf, size_t size);
 
-/* The process that called request_key(), found through the .request_key_auth key and
- * /proc/keys, pinned with a pidfd (libnsid: nsid/requester.h). requester_find() opens
- * /proc/keys as nobody and then drops CAP_SETUID. */
-typedef nsid_requester requester;
+/* The process that called request_key(), found through the .request_key_auth key in the
+ * helper's session keyring and /proc/keys, pinned with a pidfd. */
+typedef struct requester {
+        pid_t pid;
+        int pidfd;       /* pins the requester (-1 when not found) */
+        nsid_proc *proc; /* made from pidfd when first needed: requester_proc() */
+        key_serial_t auth_key;
+        char comm[32];
+        uint64_t net_ino, user_ino, mnt_ino;
+        int net_initial, user_initial, mnt_initial; /* 1, 0 or -errno */
+        int mnt_owner_initial; /* the mount namespace's owning user namespace is the initial one */
+} requester;
+
 int requester_find(key_serial_t target, requester *ret);
-#define requester_proc nsid_requester_proc
-#define requester_done nsid_requester_done
-#define requester_describe nsid_requester_describe
+/* The requester as a libnsid process (its namespaces, a worker in them): 0, or -errno when
+ * it was not found or has exited. */
+int requester_proc(requester *r);
+void requester_done(requester *r);
+/* "pid 123 (comm) net:[...] user:[...] mnt:[...]" or "requester unknown (reason)" */
+const char *requester_describe(const requester *r, int find_error, char *buf, size_t size);
 
 /* Reject a key under construction (request_key() then fails with `error`); logs failures. */
 int key_reject(key_serial_t key, unsigned timeout, int error);
