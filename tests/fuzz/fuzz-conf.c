@@ -9,13 +9,8 @@
 
 #include <nsid/conffile.h>
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#include "fuzz-check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *text = (const char *) data;
         const nsid_conf_key *keys;

@@ -7,13 +7,8 @@
 
 #include <nsid/ctlproto.h>
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#include "fuzz-check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         nsid_ctl_request rq, back;
         nsid_ctl_reply rp;

@@ -8,13 +8,8 @@
 
 #include <nsid/idmapmsg.h>
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#include "fuzz-check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         nsid_idmap_request rq;
         nsid_idmap_msg out;

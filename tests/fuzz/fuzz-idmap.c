@@ -10,13 +10,9 @@
 #include "idmap-internal.h"
 #include "nsid/idmap.h"
 
-#define INPUT_MAX (1024 * 1024)
+#include "fuzz-check.h"
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#define INPUT_MAX (1024 * 1024)
 
 static void roundtrip(const nsid_idmap *m, uint32_t id) {
         uint32_t h, n;
@@ -31,7 +27,6 @@ static void roundtrip(const nsid_idmap *m, uint32_t id) {
                 CHECK(nsid_idmap_to_ns_munged(m, id, &h) == 1 && h == 4242);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         nsid_idmap *m = NULL, *m2 = NULL;
         char *text = NULL;

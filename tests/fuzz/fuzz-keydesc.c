@@ -9,13 +9,8 @@
 #include <nsid/keyring.h>
 #include <nsid/resolv.h>
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#include "fuzz-check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static nsid_idmap_keydesc kd;
         const char *s = (const char *) data;

@@ -7,7 +7,8 @@
 #include "nsid/identity.h"
 #include "nsid/netns.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz-check.h"
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t id[16], zero[16] = {};

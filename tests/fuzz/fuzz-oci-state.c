@@ -7,7 +7,8 @@
 
 #include "../../uniquifier/oci-state.c"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz-check.h"
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         oci_state s = {};

@@ -4,7 +4,6 @@
 
 #include "fuzz-userdb-common.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_userdb(data, size, 0);
         return 0;

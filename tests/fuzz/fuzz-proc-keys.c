@@ -8,13 +8,8 @@
 
 #include <nsid/keyring.h>
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#include "fuzz-check.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *s = (const char *) data, *end = s + size;
         nsid_proc_keys_entry e;

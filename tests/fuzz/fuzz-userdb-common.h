@@ -12,13 +12,9 @@
 #include "nsid/userdb.h"
 #include "userdb-internal.h"
 
-#define INPUT_MAX (1024 * 1024)
+#include "fuzz-check.h"
 
-#define CHECK(x)                                                                               \
-        do {                                                                                   \
-                if (!(x))                                                                      \
-                        abort();                                                               \
-        } while (0)
+#define INPUT_MAX (1024 * 1024)
 
 static int lookup_name(const nsid_userdb *db, int group, const char *name, uint32_t *ret) {
         return group ? nsid_userdb_group_by_name(db, name, ret)
