@@ -20,6 +20,9 @@
 #   w  the same, the names already in the daemon's cache (what its cache is for: names it
 #      answered before, for another namespace or before the kernel's key expired); filled
 #      over the control socket before the workload
+#   x  with NSID_BENCH_AB=BINARY on the host: another nsid-idmap build (BINARY, e.g. the
+#      previous commit's), -t 600, its names also in the daemon's cache: an A/B of two
+#      helpers against w in one boot
 # Result lines: "# bench <tag> <ok> <failed> <total us> <median us> <p90 us> <lone>".
 . "$LAB_LIB/lab.sh"
 N=${NSID_BENCH_LOOKUPS:-300}
@@ -45,6 +48,11 @@ esac
 # file), as every real host has one (journald): nsid-idmap then sends its line for every
 # answer, and that cost is in its figures. Without it the guest has no /dev/log and the
 # helpers build no log line at all (nfsidmap logs nothing on success either way).
+AB=""
+for a in ${LAB_ARGS:-}; do
+  case $a in ab=*) AB=${a#ab=} ;; esac
+done
+[ -z "$AB" ] || note "A/B: x is $AB"
 SYSLOGD=""
 case " ${LAB_ARGS:-} " in
   *" syslog=1 "*)
@@ -64,7 +72,7 @@ EOC
 # reads it from the top, so each helper's i-th user sits at the same depth.
 {
   for w in warmup $(seq 0 $((N - 1))); do
-    for v in f m n s g d w; do
+    for v in f m n s g d w ${AB:+x}; do
       [ "$w" = warmup ] && id=19999 || id=$((20000 + w))
       printf 'b%s%s:x:%d:%d::/nonexistent:/usr/sbin/nologin\n' "$v" "$w" "$id" "$id"
     done
@@ -117,7 +125,8 @@ fi
 keyctl clear %:.id_resolver 2>/dev/null
 
 # A control-socket client of the daemon, one connection per lookup as the helper makes:
-#   ctl-lookup.py SOCKET DOMAIN fill N   the w names (bwwarmup, bw0..N-1) into its cache
+#   ctl-lookup.py SOCKET DOMAIN fill N TAG...  the names of TAG (bTAGwarmup, bTAG0..N-1)
+#                                              into its cache
 #   ctl-lookup.py SOCKET DOMAIN rtt      its round trip as a client sees it, cached and cold
 cat > "$W/ctl-lookup.py" <<'PY'
 import socket, sys, time
@@ -133,8 +142,9 @@ def lookup(name):
         sys.exit("%s: %s" % (name, reply.strip()))
     return (time.monotonic() - t) * 1e6
 if mode == "fill":
-    for i in ["warmup"] + [str(j) for j in range(int(sys.argv[4]))]:
-        lookup("bw" + i)
+    for tag in sys.argv[5:]:
+        for i in ["warmup"] + [str(j) for j in range(int(sys.argv[4]))]:
+            lookup("b" + tag + i)
 else:
     # names it has cached (bw*) and names new to it (the floor's bf*, which no helper asked
     # it for), the first 100 and the next 100 (deeper in passwd, interleaved)
@@ -144,12 +154,12 @@ else:
         v = sorted(lookup(n) for n in names)
         print("daemon round trip, %s: median %.0f us, p90 %.0f us" % (label, v[50], v[90]))
 PY
-check "daemon cache filled with the w names" python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" fill "$N"
+check "daemon cache filled with the w${AB:+ and x} names" python3 "$W/ctl-lookup.py" "$SOCK" "$DOMAIN" fill "$N" w ${AB:+x}
 
 # phase 2: the daemon on its default socket, the floor again first (g)
 t0=$(lab_ms)
 "$REQ" "$DOMAIN" "$N" "$RULE" "g=$FLOOR" "d=$NSIDMAP -t 600" "w=$NSIDMAP -t 600" \
-  >> "$W/bench.txt" 2>> "$W/req.err"
+  ${AB:+"x=$AB -t 600"} >> "$W/bench.txt" 2>> "$W/req.err"
 note "workload with nsid-idmapd: $(( ($(lab_ms) - t0) / 1000 )) s"
 keyctl clear @u 2>/dev/null
 while read -r tag ok bad total med p90 lone; do
