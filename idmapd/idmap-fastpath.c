@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The id_resolver fast path: ask nsid-idmapd over its control socket with one lookup frame
- * (nsid/ctlframe.h: "lookup host KIND VALUE host-ids" as a fixed-size frame) and use its
- * cached answer; any failure (no daemon, refused, slower than the bound, malformed reply)
- * returns an error and the helper resolves by itself. The daemon's reply is checked as
- * strictly as the kernel's request. The request is sent first and the reply read later, so
- * that the daemon's lookup runs while the helper finds its requester.
+ * The id_resolver fast path: ask nsid-idmapd over its control socket (nsid/ctlproto.h,
+ * "lookup host KIND VALUE host-ids") and use its cached answer; any failure (no daemon,
+ * refused, slower than the bound, malformed reply) returns an error and the helper
+ * resolves by itself. The daemon's reply is checked as strictly as the kernel's request.
+ * The request is sent first and the reply read later, so that the daemon's lookup runs
+ * while the helper finds its requester.
  */
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include <nsid/ctlframe.h>
+#include <nsid/ctlproto.h>
 #include <nsid/keyring.h>
 
 #include "macro.h"
@@ -21,84 +19,79 @@
 
 int fastpath_start(const char *socket_path, unsigned timeout_ms, const nsid_idmap_keydesc *kd,
                    fastpath_call *ret) {
-        nsid_ctl_frame_request rq;
-        int r, fd;
+        nsid_ctl_request rq = { .command = NSID_CTL_LOOKUP, .target = NSID_CTL_TARGET_HOST,
+                                .kind = kd->kind, .view = NSID_CTL_VIEW_HOST_IDS };
+        char req[NSID_CTL_LINE_MAX + 1];
+        int n, fd;
 
         *ret = (fastpath_call) { .fd = -EBADF, .kd = kd };
         if (timeout_ms == 0)
                 return -ECANCELED;
+        if (nsid_idmap_key_kind_answers_name(kd->kind))
+                rq.id = kd->id;
+        else {
+                if (strlen(kd->name) >= sizeof(rq.name))
+                        return -ENAMETOOLONG; /* beyond the protocol: resolve ourselves */
+                strcpy(rq.name, kd->name);
+        }
         /* connected first: without a daemon nothing more is done (socket, connect: ENOENT) */
         fd = nsid_ctl_connect(socket_path);
         if (fd < 0)
                 return fd;
         ret->deadline_ms = now_monotonic_ms() + timeout_ms;
-        r = nsid_ctl_frame_request_init(&rq, kd->kind, kd->id, kd->name,
-                                        nsid_idmap_key_kind_answers_name(kd->kind)
-                                                ? 0
-                                                : strlen(kd->name));
-        /* A fresh local stream socket takes one frame whole, or the daemon is not reading:
-         * a short send is a failure like any other (resolved here). A daemon that refused
-         * us and closed (EPIPE) is seen as such by fastpath_finish(). */
-        if (r >= 0) {
-                ssize_t n = send(fd, &rq, sizeof(rq), MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (n < 0 && errno != EPIPE && errno != ECONNRESET)
-                        r = negative_errno();
-                else if (n >= 0 && (size_t) n != sizeof(rq))
-                        r = -EAGAIN;
-        }
-        if (r < 0) {
+        n = nsid_ctl_request_format(&rq, req, sizeof(req));
+        if (n >= 0)
+                n = nsid_ctl_write(fd, req, (size_t) n, timeout_ms);
+        if (n < 0) {
                 safe_close(fd);
-                return r;
+                return n;
         }
         ret->fd = fd;
         return 0;
 }
 
 int fastpath_finish(fastpath_call *c, fastpath_answer *ret) {
-        nsid_ctl_frame_reply rp;
-        size_t got = 0;
-        int r = 0;
+        char line[NSID_CTL_LINE_MAX + 1];
+        uint64_t now = now_monotonic_ms();
+        int r;
 
         if (c->fd < 0)
                 return -EBADF;
-        /* the bound counts from the send: what the helper did meanwhile is part of it; a
-         * reply already there is read even after the deadline */
-        while (got < sizeof(rp)) {
-                ssize_t n = recv(c->fd, (char *) &rp + got, sizeof(rp) - got, MSG_DONTWAIT);
-                if (n > 0) {
-                        got += (size_t) n;
-                        continue;
-                }
-                if (n == 0) {
-                        /* closed: without a word (gone), or after part of a frame */
-                        r = got == 0 ? -ECONNRESET : -EBADMSG;
-                        break;
-                }
-                if (errno != EAGAIN && errno != EINTR) {
-                        r = negative_errno();
-                        break;
-                }
-                r = fd_wait_deadline(c->fd, POLLIN, c->deadline_ms);
-                if (r < 0)
-                        break;
-        }
+        /* the bound counts from the send: what the helper did meanwhile is part of it (at
+         * least 1 ms, so a daemon that has already answered is read) */
+        unsigned left = c->deadline_ms > now ? (unsigned) (c->deadline_ms - now) : 1;
+        /* poll, read; the reply goes into line: no allocation */
+        r = nsid_ctl_receive(c->fd, left, line, sizeof(line), NULL);
         c->fd = safe_close(c->fd);
         if (r < 0)
                 return r;
-        if (nsid_ctl_frame_reply_check(&rp, got, c->kd->kind) < 0)
+
+        nsid_ctl_reply reply;
+        if (nsid_ctl_reply_parse(line, (size_t) r, &reply) < 0)
                 return -EBADMSG;
-        if (rp.status == ENOENT) {
-                *ret = (fastpath_answer) { .negative = true, .ttl = rp.ttl };
+        if (reply.kind == NSID_CTL_REPLY_ERROR)
+                return reply.error > 0 ? -reply.error : -EIO;
+        fastpath_answer a = { .ttl = reply.ttl };
+        if (reply.kind == NSID_CTL_REPLY_NEGATIVE) {
+                a.negative = true;
+                *ret = a;
                 return 0;
         }
-        if (rp.status != 0)
-                return -(int) rp.status;
-        fastpath_answer a = { .ttl = rp.ttl, .cached = rp.flags & NSID_CTL_FRAME_CACHED };
+        char value[NSID_CTL_VALUE_MAX];
+        if (nsid_ctl_lookup_reply_parse(&reply, value, &a.ttl, &a.cached) < 0)
+                return -EBADMSG;
         if (nsid_idmap_key_kind_answers_name(c->kd->kind)) {
+                size_t l = strlen(value);
+                if (nsid_idmap_name_check(value, l) < 0)
+                        return -EBADMSG;
                 a.is_name = true;
-                memcpy(a.name, rp.value, sizeof(a.name)); /* NUL-terminated, checked */
-        } else
-                a.id = rp.id;
+                memcpy(a.name, value, l + 1);
+        } else {
+                uint64_t v;
+                if (parse_uint_strict(value, UINT32_MAX - 1, &v) < 0)
+                        return -EBADMSG;
+                a.id = (uint32_t) v;
+        }
         *ret = a;
         return 0;
 }

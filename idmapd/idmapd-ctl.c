@@ -25,7 +25,6 @@ struct dm_client {
         pid_t pid;
         bool busy, closing;
         bool in_event; /* inside dm_ctl_client_event(): answers must not re-enter it */
-        bool frame;    /* the lookup being answered came as a frame (nsid/ctlframe.h) */
         char in[NSID_CTL_LINE_MAX + 1];
         size_t in_len;
         char *out;
@@ -121,19 +120,6 @@ static void reply_error(dm_client *c, int error, const char *msg) {
         reply(c, line, (size_t) n);
 }
 
-/* A lookup frame's reply; an answer that does not fit in one goes as EINVAL. */
-static void reply_frame(dm_client *c, nsid_idmap_key_kind kind, uint32_t status,
-                        const dm_answer *a, uint32_t ttl, bool cached) {
-        nsid_ctl_frame_reply f;
-        if (nsid_ctl_frame_reply_init(&f, kind, status, a ? a->id : 0, a ? a->name : NULL, ttl,
-                                      cached) < 0 &&
-            nsid_ctl_frame_reply_init(&f, kind, EINVAL, 0, NULL, 0, false) < 0) {
-                c->closing = true; /* (no such kind: not from a parsed request) */
-                return;
-        }
-        reply(c, (const char *) &f, sizeof(f));
-}
-
 void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached) {
         dm_client *c = p->client;
         char line[700], esc[4 * DM_NAME_MAX + 1], v[DM_NAME_MAX];
@@ -141,15 +127,7 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached)
         if (!c)
                 return;
         c->busy = false;
-        if (c->frame) {
-                c->frame = false;
-                if (a->error == 0)
-                        reply_frame(c, p->q.kind, 0, a, ttl, cached);
-                else
-                        reply_frame(c, p->q.kind, (uint32_t) -a->error, NULL,
-                                    a->error == -ENOENT && !ttl ? dm_cfg.negative_ttl : ttl,
-                                    false);
-        } else if (a->error == 0) {
+        if (a->error == 0) {
                 if (p->q.kind == NSID_IDMAP_KEY_UID || p->q.kind == NSID_IDMAP_KEY_GID)
                         snprintf(v, sizeof(v), "%u", a->id);
                 else
@@ -293,46 +271,6 @@ static int target_ns(const nsid_ctl_request *rq, dm_ns **ret) {
         return 0;
 }
 
-static void do_lookup(dm_client *c, const nsid_ctl_request *rq) {
-        dm_ns *ns = NULL;
-        int r = target_ns(rq, &ns);
-        if (r < 0) {
-                if (c->frame) {
-                        c->frame = false;
-                        reply_frame(c, rq->kind, (uint32_t) -r, NULL, 0, false);
-                } else
-                        reply_error(c, r, r == -ESRCH ? "no such namespace" : strerror(-r));
-                return;
-        }
-        dm_query q = { .kind = rq->kind };
-        q.view = rq->view == NSID_CTL_VIEW_HOST_IDS ? DM_VIEW_HOST
-                 : rq->view == NSID_CTL_VIEW_NS_IDS ? DM_VIEW_NS
-                                                    : ns->kernel_view;
-        if (ns->initial)
-                q.view = DM_VIEW_HOST;
-        q.id = rq->id;
-        memcpy(q.name, rq->name, sizeof(q.name));
-        ns->stats.ctl_lookups++;
-        dm_pending t = { .origin = DM_ORIGIN_CTL, .client = c };
-        c->busy = true;
-        (void) dm_request(ns, &q, &t, NULL, NULL);
-}
-
-/* nsid-idmap's lookup frame (nsid/ctlframe.h). One it could not have sent gets EINVAL and the
- * connection is closed. */
-static void process_frame(dm_client *c, const char *buf, size_t len) {
-        nsid_ctl_request rq;
-        if (nsid_ctl_frame_request_parse(buf, len, &rq) < 0) {
-                dm_log(LOG_WARNING, NULL, "control socket: malformed lookup frame from pid %d; "
-                       "closing the connection", (int) c->pid);
-                reply_frame(c, NSID_IDMAP_KEY_UID, EINVAL, NULL, 0, false);
-                c->closing = true;
-                return;
-        }
-        c->frame = true;
-        do_lookup(c, &rq);
-}
-
 static void process_line(dm_client *c, const char *line, size_t len) {
         nsid_ctl_request rq;
         dm_ns *ns = NULL;
@@ -376,9 +314,26 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                 snprintf(out, sizeof(out), "ok netns:%" PRIu64 "\n", ns->id.ino);
                 reply(c, out, strlen(out));
                 return;
-        case NSID_CTL_LOOKUP:
-                do_lookup(c, &rq);
+        case NSID_CTL_LOOKUP: {
+                r = target_ns(&rq, &ns);
+                if (r < 0) {
+                        reply_error(c, r, r == -ESRCH ? "no such namespace" : strerror(-r));
+                        return;
+                }
+                dm_query q = { .kind = rq.kind };
+                q.view = rq.view == NSID_CTL_VIEW_HOST_IDS ? DM_VIEW_HOST
+                         : rq.view == NSID_CTL_VIEW_NS_IDS ? DM_VIEW_NS
+                                                           : ns->kernel_view;
+                if (ns->initial)
+                        q.view = DM_VIEW_HOST;
+                q.id = rq.id;
+                memcpy(q.name, rq.name, sizeof(q.name));
+                ns->stats.ctl_lookups++;
+                dm_pending t = { .origin = DM_ORIGIN_CTL, .client = c };
+                c->busy = true;
+                (void) dm_request(ns, &q, &t, NULL, NULL);
                 return;
+        }
         default:
                 reply_error(c, EOPNOTSUPP, "unknown command");
         }
@@ -390,26 +345,14 @@ void dm_ctl_client_event(dm_client *c, uint32_t events) {
                 flush_out(c);
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 while (!c->busy && !c->closing) {
-                        /* a frame starts with a NUL, a line never does */
-                        bool frame = c->in_len > 0 && c->in[0] == '\0';
-                        size_t l = 0;
-                        if (frame)
-                                l = c->in_len >= sizeof(nsid_ctl_frame_request)
-                                            ? sizeof(nsid_ctl_frame_request)
-                                            : 0;
-                        else {
-                                char *nl = memchr(c->in, '\n', c->in_len);
-                                l = nl ? (size_t) (nl - c->in) + 1 : 0;
-                        }
-                        if (l > 0) {
+                        char *nl = memchr(c->in, '\n', c->in_len);
+                        if (nl) {
+                                size_t l = (size_t) (nl - c->in) + 1;
                                 char line[NSID_CTL_LINE_MAX + 1];
                                 memcpy(line, c->in, l);
                                 memmove(c->in, c->in + l, c->in_len - l);
                                 c->in_len -= l;
-                                if (frame)
-                                        process_frame(c, line, l);
-                                else
-                                        process_line(c, line, l);
+                                process_line(c, line, l);
                                 continue;
                         }
                         if (c->in_len >= NSID_CTL_LINE_MAX) {

@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <nsid/ctlframe.h>
 #include <nsid/ctlproto.h>
 #include <nsid/idmap.h>
 #include <nsid/idmapmsg.h>

@@ -39,9 +39,6 @@ extern "C" {
  *   error ERRNO MESSAGE             ERRNO a positive errno number, MESSAGE escaped
  * A reply is one line too, status's JSON included, at most NSID_CTL_REPLY_MAX bytes with the
  * '\n' (the daemon closes a connection whose replies queue up beyond that).
- *
- * nsid-idmap sends its lookup as a fixed-size frame instead (nsid/ctlframe.h); a frame starts
- * with a NUL byte, which no line does, and is answered with a frame.
  */
 
 #define NSID_CTL_LINE_MAX 4096u
