@@ -16,9 +16,10 @@ T=$(mktemp -d /tmp/nsid-itest-fastpath.XXXXXX)
 chmod 755 "$T"
 P="nsidtest-$$-$RANDOM"
 rule="/etc/request-key.d/nsid-test-$P.conf"
-DPID=
+DPID= FPID=
 cleanup() {
         rm -f "$rule"
+        [ -z "$FPID" ] || kill "$FPID" 2>/dev/null || true
         if [ -n "$DPID" ]; then kill -CONT "$DPID" 2>/dev/null || true; kill "$DPID" 2>/dev/null || true; wait "$DPID" 2>/dev/null || true; fi
         rm -rf "$T"
 }
@@ -93,6 +94,49 @@ grep -q "nsid-idmapd at $S not used (no answer in time); resolving here" "$T/log
 # The daemon counted our lookups.
 st=$("$daemon" --socket="$S" --status --json 2>/dev/null || true)
 echo "$st" | grep -q '"ctl_lookups": *[1-9]' && pass "daemon status counts ctl_lookups" || echo "note: ctl_lookups not found in status: $(echo "$st" | head -c 300)"
+
+# A daemon that answers with bent lines (a name with ':', an unknown source word, a torn
+# line, a negative without its ttl, an error without its number) or closes without a word:
+# the helper takes none of them, says why, and resolves by itself.
+kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null || true
+DPID=
+python3 - "$S" "$T/fake.ready" <<'PY' &
+import os, socket, sys
+answers = [b"ok evil:root@example.test 600 cache\n", b"ok bin@example.test 600 maybe\n",
+           b"ok bin@example.test 600", b"negative\n", b"error x\n", b""]
+try:
+    os.unlink(sys.argv[1])
+except FileNotFoundError:
+    pass
+l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+l.bind(sys.argv[1])
+l.listen(8)
+open(sys.argv[2], "w").close()
+for a in answers:
+    c, _ = l.accept()
+    c.settimeout(5)
+    got = b""
+    while not got.endswith(b"\n"):
+        b = c.recv(4096)
+        if not b:
+            break
+        got += b
+    assert got.startswith(b"lookup host user 2 host-ids"), got
+    if a:
+        c.sendall(a)
+    c.close()
+PY
+FPID=$!
+for _ in $(seq 100); do [ -e "$T/fake.ready" ] && break; sleep 0.05; done
+for i in 1 2 3 4 5 6; do
+        expect "bent reply $i: user:2" "$(req user:2)" "bin@example.test"
+done
+wait "$FPID" && pass "the fake daemon was asked six times, as the protocol says" || fail "the fake daemon was not asked six times"
+FPID=
+n=$(grep -c "nsid-idmapd at $S not used (Bad message); resolving here" "$T/log" || true)
+c=$(grep -c "nsid-idmapd at $S not used (Connection reset by peer); resolving here" "$T/log" || true)
+[ "$n" = 4 ] && [ "$c" = 2 ] && pass "bent replies refused and logged (4 malformed, 2 cut short)" || fail "bent replies logged: $n malformed, $c cut short; $(tail -n 8 "$T/log")"
+tail -n 1 "$T/log" | grep -q "(host context, timeout 30s)" && pass "answered by the helper itself" || fail "last answer: $(tail -n 1 "$T/log")"
 
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all passed"
