@@ -44,15 +44,16 @@ check "nfsv4 loaded (id_resolver key type)" modprobe nfsv4 || bail "no nfsv4"
 case " ${LAB_ARGS:-} " in
   *" aslr=0 "*) echo 0 > /proc/sys/kernel/randomize_va_space; note "ASLR off in the guest" ;;
 esac
-# NSID_BENCH_SYSLOG=1 on the host: a syslog daemon on /dev/log (busybox syslogd, writing a
-# file), as every real host has one (journald): nsid-idmap then sends its line for every
-# answer, and that cost is in its figures. Without it the guest has no /dev/log and the
-# helpers build no log line at all (nfsidmap logs nothing on success either way).
+# NSID_BENCH_AB=BINARY on the host: that build runs as x (see above).
 AB=""
 for a in ${LAB_ARGS:-}; do
   case $a in ab=*) AB=${a#ab=} ;; esac
 done
 [ -z "$AB" ] || note "A/B: x is $AB"
+# NSID_BENCH_SYSLOG=1 on the host: a syslog daemon on /dev/log (busybox syslogd, writing a
+# file), as every real host has one (journald): nsid-idmap then sends its line for every
+# answer, and that cost is in its figures. Without it the guest has no /dev/log and the
+# helpers build no log line at all (nfsidmap logs nothing on success either way).
 SYSLOGD=""
 case " ${LAB_ARGS:-} " in
   *" syslog=1 "*)

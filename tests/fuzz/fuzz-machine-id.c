@@ -9,7 +9,6 @@
 
 #include "fuzz-check.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t id[16], zero[16] = {};
         char ident[NSID_IDENTITY_STRING_SIZE];

@@ -9,7 +9,6 @@
 
 #include "fuzz-check.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         oci_state s = {};
         const char *err = NULL;

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuzz-check.h"
 
 static const uint8_t *fuzz_data;
 static size_t fuzz_size;
@@ -83,8 +84,6 @@ int uevent_listen_main(int argc, char **argv);
 #define printf(...) fake_printf(__VA_ARGS__)
 #define setvbuf(...) ((void) 0)
 #include "../vm/helpers/uevent-listen.c"
-
-#include "fuzz-check.h"
 #undef main
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
