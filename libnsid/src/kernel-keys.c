@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Whether the kernel tags a key type by network namespace, by trying it (nsid/kernel.h).
+ * Whether the kernel tags a key type by network namespace, by trying it (nsid/kernel.h),
+ * and a cache of the answer for the NFS ID-mapping key types.
  *
  * Facts this relies on (security/keys/, checked on 6.18 by tests/integration/
  * itest-kernel-keys.c):
@@ -26,20 +27,26 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <nsid/kernel.h>
+#include <nsid/netns.h>
 #include <nsid/worker.h>
 
 #include "fmt-util.h"
 #include "kernel-keys-internal.h"
 #include "log-internal.h"
 #include "macro.h"
+#include "proc-util.h"
 
 #define NFS_IDKEY_TYPE "id_resolver"
 #define NFS_IDKEY_LEGACY_TYPE "id_legacy"
+#define NFSV4_SRCVERSION_PATH "/sys/module/nfsv4/srcversion"
 #define KEY_TYPE_NAME_MAX 32 /* the kernel's limit, NUL included (key_get_type_from_user) */
 #define PROBE_DESC_PREFIX "nsid-probe:"
 
@@ -274,4 +281,231 @@ int idkeys_pair_tagged(const char *type_a, const char *type_b) {
 
 _public_ int nsid_kernel_nfs_idkeys_tagged(void) {
         return idkeys_pair_tagged(NFS_IDKEY_TYPE, NFS_IDKEY_LEGACY_TYPE);
+}
+
+/* ---- the cache file ---- */
+
+#define CACHE_MAGIC "nsid-nfs-idkeys 1\n"
+
+/* A line "<name> <value>\n" at *p: the value and its length; *p moves past the line. */
+static int cache_line(const char **p, const char *end, const char *name, const char **ret,
+                      size_t *ret_len) {
+        size_t nl = strlen(name);
+        const char *s = *p, *e;
+
+        if ((size_t) (end - s) < nl + 1 || memcmp(s, name, nl) != 0 || s[nl] != ' ')
+                return -EINVAL;
+        s += nl + 1;
+        e = memchr(s, '\n', (size_t) (end - s));
+        if (!e)
+                return -EINVAL;
+        *ret = s;
+        *ret_len = (size_t) (e - s);
+        *p = e + 1;
+        return 0;
+}
+
+/* As the kernel prints it: "%pU", lower-case. */
+static bool boot_id_ok(const char *s, size_t len) {
+        if (len != 36)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                bool hex = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f');
+                if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-' : !hex)
+                        return false;
+        }
+        return true;
+}
+
+static bool srcversion_ok(const char *s, size_t len) {
+        if (len == 0 || len > IDKEYS_SRCVERSION_MAX)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'A' && s[i] <= 'F')))
+                        return false;
+        return true;
+}
+
+int idkeys_cache_parse(const char *text, size_t size, idkeys_cache *ret) {
+        const char *p = text, *end = text + size, *v;
+        idkeys_cache c = {};
+        size_t vl;
+
+        assert_return(text || size == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        if (size < strlen(CACHE_MAGIC) || memcmp(p, CACHE_MAGIC, strlen(CACHE_MAGIC)) != 0)
+                return -EINVAL;
+        p += strlen(CACHE_MAGIC);
+
+        if (cache_line(&p, end, "boot-id", &v, &vl) < 0 || !boot_id_ok(v, vl))
+                return -EINVAL;
+        memcpy(c.boot_id, v, vl);
+
+        if (cache_line(&p, end, "nfsv4-srcversion", &v, &vl) < 0)
+                return -EINVAL;
+        if (!(vl == 1 && v[0] == '-')) {
+                if (!srcversion_ok(v, vl))
+                        return -EINVAL;
+                memcpy(c.srcversion, v, vl);
+        }
+
+        if (cache_line(&p, end, "tagged", &v, &vl) < 0 || vl != 1 || (v[0] != '0' && v[0] != '1'))
+                return -EINVAL;
+        c.tagged = v[0] - '0';
+
+        if (p != end)
+                return -EINVAL;
+        *ret = c;
+        return 0;
+}
+
+int idkeys_cache_format(const idkeys_cache *c, char *buf, size_t size) {
+        size_t sl;
+        int r;
+
+        assert_return(c && buf, -EINVAL);
+        sl = strnlen(c->srcversion, sizeof(c->srcversion));
+        if (strnlen(c->boot_id, sizeof(c->boot_id)) != 36 || !boot_id_ok(c->boot_id, 36) ||
+            sl == sizeof(c->srcversion) || (sl > 0 && !srcversion_ok(c->srcversion, sl)) ||
+            (c->tagged != 0 && c->tagged != 1))
+                return -EINVAL;
+        r = fmt_join(buf, size, CACHE_MAGIC, "boot-id ", c->boot_id, "\nnfsv4-srcversion ",
+                     sl > 0 ? c->srcversion : "-", "\ntagged ", c->tagged ? "1" : "0", "\n",
+                     NULL);
+        return r < 0 ? -EINVAL : r;
+}
+
+int idkeys_read_srcversion(const char *path, char ret[IDKEYS_SRCVERSION_MAX + 1]) {
+        _cleanup_close_ int fd = -EBADF;
+        char buf[IDKEYS_SRCVERSION_MAX + 2 + 1];
+        size_t n = 0;
+        int r;
+
+        assert_return(path && ret, -EINVAL);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        r = read_fd_deadline(fd, sizeof(buf) - 1, READ_NO_DEADLINE, false, buf, NULL, &n);
+        if (r == -EFBIG)
+                return -EBADMSG;
+        if (r < 0)
+                return r;
+        if (n < 2 || buf[n - 1] != '\n' || !srcversion_ok(buf, n - 1))
+                return -EBADMSG;
+        memcpy(ret, buf, n - 1);
+        ret[n - 1] = '\0';
+        return 0;
+}
+
+/* This boot and the loaded NFS client code: the cache's key. */
+static int idkeys_identify(const char *srcversion_path, idkeys_cache *ret) {
+        idkeys_cache c = {};
+        int r;
+
+        r = nsid_boot_id(c.boot_id);
+        if (r < 0)
+                return r;
+        r = idkeys_read_srcversion(srcversion_path, c.srcversion);
+        if (r == -ENOENT)
+                c.srcversion[0] = '\0'; /* not loaded, or built in */
+        else if (r < 0)
+                return r;
+        *ret = c;
+        return 0;
+}
+
+/* The cache file, if it can be trusted: a regular file of root's that only root can
+ * change, in the exact format. */
+static int cache_load(const char *path, idkeys_cache *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        char buf[IDKEYS_CACHE_MAX + 1];
+        struct stat st;
+        size_t n = 0;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+        r = read_fd_deadline(fd, IDKEYS_CACHE_MAX, READ_NO_DEADLINE, false, buf, NULL, &n);
+        if (r < 0)
+                return r;
+        return idkeys_cache_parse(buf, n, ret);
+}
+
+static int cache_store(const char *path, const idkeys_cache *c) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char text[IDKEYS_CACHE_MAX];
+        int len, r = 0;
+
+        len = idkeys_cache_format(c, text, sizeof(text));
+        if (len < 0)
+                return len;
+        if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fchmod(fd, 0644) < 0)
+                r = negative_errno();
+        else if (write(fd, text, (size_t) len) != len)
+                r = -EIO;
+        else if (close(TAKE_FD(fd)) < 0)
+                r = negative_errno();
+        else if (rename(tmp, path) < 0)
+                r = negative_errno();
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}
+
+int idkeys_pair_tagged_cached(const char *cache_path, const char *type_a, const char *type_b,
+                              const char *srcversion_path) {
+        idkeys_cache now, stored, after;
+        int r, k;
+
+        assert_return(cache_path && cache_path[0] == '/', -EINVAL);
+        assert_return(type_a && type_b && srcversion_path, -EINVAL);
+
+        k = idkeys_identify(srcversion_path, &now);
+        if (k < 0) {
+                log_debug_errno(k, "%s: cannot tell which NFS client is loaded (%s); probing "
+                                   "without the cache",
+                                cache_path, strerror(-k));
+                return idkeys_pair_tagged(type_a, type_b);
+        }
+
+        r = cache_load(cache_path, &stored);
+        if (r == 0 && strcmp(stored.boot_id, now.boot_id) == 0 &&
+            strcmp(stored.srcversion, now.srcversion) == 0)
+                return stored.tagged;
+        if (r < 0 && r != -ENOENT)
+                log_debug_errno(r, "%s: ignored: %s", cache_path,
+                                r == -EPERM ? "not a regular file of root's that only root "
+                                              "may change"
+                                            : strerror(-r));
+
+        r = idkeys_pair_tagged(type_a, type_b);
+        if (r < 0)
+                return r; /* errors are not remembered */
+
+        /* a module reloaded meanwhile: the answer may be about either; no record */
+        k = idkeys_identify(srcversion_path, &after);
+        if (k < 0 || strcmp(after.srcversion, now.srcversion) != 0)
+                return r;
+        now.tagged = r;
+        k = cache_store(cache_path, &now);
+        if (k < 0)
+                log_debug_errno(k, "%s: cannot write: %s", cache_path, strerror(-k));
+        return r;
+}
+
+_public_ int nsid_kernel_nfs_idkeys_tagged_cached(const char *cache_path) {
+        return idkeys_pair_tagged_cached(cache_path, NFS_IDKEY_TYPE, NFS_IDKEY_LEGACY_TYPE,
+                                         NFSV4_SRCVERSION_PATH);
 }

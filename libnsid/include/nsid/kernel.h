@@ -77,6 +77,22 @@ NSID_API_WARN_UNUSED int nsid_key_type_netns_tagged(const char *type);
  */
 NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged(void);
 
+/*
+ * The same, remembered in cache_path for programs that run often (once per upcall): the
+ * file holds the answer together with this boot's id (/proc/sys/kernel/random/boot_id) and
+ * the srcversion of the loaded nfsv4 module (/sys/module/nfsv4/srcversion; none for a
+ * built-in client, then the boot id alone identifies it). When both match, the stored
+ * answer is returned without a probe. Otherwise the kernel is probed and, for an answer of
+ * 0 or 1, the file is replaced atomically (a temporary file in the same directory, mode
+ * 0644, then rename(2)); errors, -ENODEV included, are never stored. A cache file that is
+ * not a regular file, not owned by root, writable by group or others, or not exactly in the
+ * format is ignored (and replaced after the probe). The directory is not created; failing
+ * to write the file is logged at debug level and does not change the answer. The directory
+ * must be one only root can write to (e.g. /run/nsid). Return values: as
+ * nsid_kernel_nfs_idkeys_tagged(), and -EINVAL for an empty or relative cache_path.
+ */
+NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged_cached(const char *cache_path);
+
 #ifdef __cplusplus
 }
 #endif
