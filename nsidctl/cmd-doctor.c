@@ -123,6 +123,7 @@ int cmd_doctor(void) {
                 return EXIT_FAIL;
         }
         check_kernel(&s);
+        check_idmap_keys(&s);
         check_config();
         check_identifiers(&s);
         check_owner_strings(&s);

@@ -87,11 +87,19 @@ static json_object *status_json(const survey *s) {
         json_object *root = json_object_new_object(), *k = json_object_new_object(),
                     *d = json_object_new_object(), *r = json_object_new_object(),
                     *arr = json_object_new_array();
+        char buf[128];
 
         json_object_object_add(k, "release", json_object_new_string(s->uts.release));
         json_object_object_add(k, "nfs_client_sysfs", json_object_new_boolean(s->sysfs_nfs));
         json_object_object_add(k, "test_hook", json_object_new_boolean(s->test_hook));
         json_object_object_add(k, "nfs4_unique_id", json_string_or_null(s->nfs4_unique_id));
+        json_object_object_add(k, "nfs_idkeys_tagged",
+                               s->idkeys_r == 0 || s->idkeys_r == 1
+                                       ? json_object_new_boolean(s->idkeys_r)
+                                       : NULL);
+        json_object_object_add(k, "nfs_idkeys_probe",
+                               json_object_new_string(idkeys_state(s->idkeys_r, buf,
+                                                                   sizeof(buf))));
         json_object_object_add(root, "kernel", k);
 
         json_object_object_add(d, "running", json_object_new_boolean(s->daemon != NULL));
@@ -134,6 +142,20 @@ static void print_header(const survey *s) {
         else
                 printf("%snfs client not loaded%s (identifiers cannot be read yet)\n",
                        col(C_YELLOW), col(C_RESET));
+        printf("%sidmap keys%s ", col(C_BOLD), col(C_RESET));
+        if (s->idkeys_r == 1)
+                printf("one ID cache per network namespace (tagged)\n");
+        else if (s->idkeys_r == 0)
+                printf("%sone ID cache for all network namespaces%s (untagged: see nsidctl "
+                       "doctor)\n",
+                       col(C_YELLOW), col(C_RESET));
+        else if (s->idkeys_r == -ENODEV)
+                printf("nfsv4 client not loaded (cannot tell yet)\n");
+        else {
+                char buf[128];
+                printf("%sunknown%s (%s)\n", col(C_YELLOW), col(C_RESET),
+                       idkeys_state(s->idkeys_r, buf, sizeof(buf)));
+        }
         printf("%snsid-idmapd%s ", col(C_BOLD), col(C_RESET));
         if (s->daemon) {
                 json_object *v;

@@ -49,6 +49,52 @@ void check_kernel(const survey *s) {
                             "identifiers cannot be read or set yet");
 }
 
+/* The NFS client's ID-mapping cache: id_resolver/id_legacy keys in one kernel keyring, each
+ * namespace's own only where the key types are tagged by network namespace (nsid/kernel.h). */
+void check_idmap_keys(const survey *s) {
+        switch (s->idkeys_r) {
+        case 1:
+                add_finding(SEV_OK, "idmap-keys", NULL,
+                            "the NFS client tags its ID-mapping keys by network namespace: each "
+                            "namespace has its own ID cache");
+                break;
+        case 0:
+                add_finding(SEV_WARNING, "idmap-keys",
+                            "install the nsid-nfs-keyns-dkms package (patched nfsv4 module, "
+                            "taints the kernel) until the fix is upstream; see nsidctl(8)",
+                            "the kernel keeps one ID-mapping cache for all network namespaces "
+                            "(id_resolver and id_legacy keys are not tagged by namespace, "
+                            "fs/nfs/nfs4idmap.c): one container's answer for a name or id "
+                            "can reach another container for the key's lifetime");
+                break;
+        case -ENODEV:
+                add_finding(SEV_INFO, "idmap-keys", NULL,
+                            "the NFSv4 client is not loaded; cannot tell yet whether it keeps "
+                            "one ID-mapping cache per network namespace");
+                break;
+        case -EPERM:
+                add_finding(SEV_WARNING, "idmap-keys", "run nsidctl doctor as root",
+                            "cannot tell whether the NFS client keeps one ID-mapping cache per "
+                            "network namespace: the probe needs to create a network namespace "
+                            "(%s)",
+                            strerror(EPERM));
+                break;
+        case -EPROTO:
+                add_finding(SEV_WARNING, "idmap-keys",
+                            "use the nfsv4 module of the nsid-nfs-keyns-dkms package, which "
+                            "tags both; see nsidctl(8)",
+                            "the id_resolver and id_legacy key types disagree: one is tagged by "
+                            "network namespace, the other is not (a partly patched kernel); "
+                            "ID answers can still cross namespaces");
+                break;
+        default:
+                add_finding(SEV_WARNING, "idmap-keys", NULL,
+                            "cannot tell whether the NFS client keeps one ID-mapping cache per "
+                            "network namespace: %s",
+                            strerror(-s->idkeys_r));
+        }
+}
+
 void check_config(void) {
         nsid_conf_diagnostic d;
         nsid_conf *c;

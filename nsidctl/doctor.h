@@ -30,6 +30,7 @@ const char *ns_label(const ns_facts *f, char *buf, size_t size);
 
 /* doctor-kernel.c */
 void check_kernel(const survey *s);
+void check_idmap_keys(const survey *s);
 void check_config(void);
 /* doctor-identity.c */
 void check_identifiers(const survey *s);

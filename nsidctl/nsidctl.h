@@ -137,6 +137,7 @@ typedef struct survey {
         bool sysfs_nfs;         /* /sys/fs/nfs/net/nfs_client exists here */
         bool test_hook;         /* NSID_TEST_SYSFS_NFS_CLIENT_DIR */
         char *nfs4_unique_id;   /* nfs.nfs4_unique_id, NULL if unset or no module */
+        int idkeys_r;           /* nsid_kernel_nfs_idkeys_tagged(): 1, 0 or a negative errno */
         char *host_domain;
         const char *host_domain_source;
         json_object *daemon;    /* nsid-idmapd status, NULL if not reachable */
@@ -155,6 +156,9 @@ void survey_done(survey *s);
  * hostname (after its first dot); NULL if neither. *ret_source says which. */
 char *idmap_domain_of(const char *conf, size_t size, const char *hostname,
                       const char **ret_source);
+/* What survey.idkeys_r means, in a few words: "tagged", "untagged", "not-loaded", or a
+ * reason why it is not known (buf). */
+const char *idkeys_state(int r, char *buf, size_t size);
 
 /* ---- subcommands ---- */
 int cmd_status(void);

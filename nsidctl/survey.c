@@ -14,6 +14,7 @@
 #include <nsid/conffile.h>
 #include <nsid/file.h>
 #include <nsid/identity.h>
+#include <nsid/kernel.h>
 #include <nsid/nfsclient.h>
 #include <nsid/registry.h>
 
@@ -255,6 +256,8 @@ int survey_run(survey *s) {
         s->sysfs_nfs = access("/sys/fs/nfs/net/nfs_client", F_OK) == 0;
         hook = secure_getenv("NSID_TEST_SYSFS_NFS_CLIENT_DIR");
         s->test_hook = hook && hook[0];
+        /* a network namespace is made and dropped for it: a few milliseconds */
+        s->idkeys_r = nsid_kernel_nfs_idkeys_tagged();
         if (read_small("/sys/module/nfs/parameters/nfs4_unique_id", 256, &text, NULL) == 0) {
                 text[strcspn(text, "\n")] = '\0';
                 if (text[0])
@@ -310,6 +313,20 @@ int survey_run(survey *s) {
         free(h);
         nsid_registry_unref(reg);
         return 0;
+}
+
+const char *idkeys_state(int r, char *buf, size_t size) {
+        if (r == 1)
+                return "tagged";
+        if (r == 0)
+                return "untagged";
+        if (r == -ENODEV)
+                return "not-loaded";
+        if (r == -EPROTO)
+                snprintf(buf, size, "error: the id_resolver and id_legacy key types disagree");
+        else
+                snprintf(buf, size, "error: %s", strerror(-r));
+        return buf;
 }
 
 char *nfs_owner_string(const survey *s, const ns_facts *f) {

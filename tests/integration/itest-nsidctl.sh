@@ -201,6 +201,34 @@ check "status: the daemon is reported absent at the socket asked for" \
 "$C" status >"$T/out"
 check "status (text): a row for the ip netns" grep -q "^$NINO .* $NETNS " "$T/out"
 
+# ---- the NFS client's ID-mapping keys (nsid/kernel.h: a real probe, no hook) ----
+"$C" --json status >"$T/out"
+check "status: the kernel object keeps its fields" \
+    py "all(k in j['kernel'] for k in ('release', 'nfs_client_sysfs', 'test_hook', 'nfs4_unique_id'))"
+if [ -e /sys/module/nfsv4 ]; then
+    # an NFS client here: tagged or not is the module's answer; only the shape is checked
+    echo "# /sys/module/nfsv4 exists: not asserting 'not-loaded'"
+    check "status: nfs_idkeys_tagged agrees with nfs_idkeys_probe" \
+        py "j['kernel']['nfs_idkeys_probe'] in ('tagged', 'untagged') and
+            j['kernel']['nfs_idkeys_tagged'] == (j['kernel']['nfs_idkeys_probe'] == 'tagged')"
+    "$C" --json doctor >"$T/out"
+    check "doctor: one idmap-keys finding, ok or warning" \
+        py "[f['severity'] for f in j['findings'] if f['check'] == 'idmap-keys'] in (['ok'], ['warning'])"
+else
+    check "status: no nfsv4 module: nfs_idkeys_tagged null, probe not-loaded" \
+        py "j['kernel']['nfs_idkeys_tagged'] is None and j['kernel']['nfs_idkeys_probe'] == 'not-loaded'"
+    "$C" status >"$T/out"
+    check "status (text): the idmap keys line says not loaded" \
+        grep -q "^idmap keys nfsv4 client not loaded" "$T/out"
+    "$C" --json doctor >"$T/out"
+    check "doctor: no nfsv4 module: one idmap-keys finding, info, cannot tell yet" \
+        py "[(f['severity'], f['message'].startswith('the NFSv4 client is not loaded; cannot tell yet'))
+             for f in j['findings'] if f['check'] == 'idmap-keys'] == [('info', True)]"
+    "$C" doctor >"$T/out"
+    check "doctor (text): the idmap-keys line" \
+        grep -q "^info *idmap-keys: the NFSv4 client is not loaded; cannot tell yet" "$T/out"
+fi
+
 # ---- doctor: duplicate identifiers, owner collisions ----
 P1=$(hold -- sleep 100000); PIDS+=("$P1")
 P2=$(hold -- sleep 100000); PIDS+=("$P2")

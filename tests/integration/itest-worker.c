@@ -37,6 +37,8 @@
 #include "nsid/ns.h"
 #include "nsid/worker.h"
 
+#include "itest-util.h"
+
 #define CONTAINER_PASSWD "root:x:0:0:worker test container:/root:/bin/sh\n"
 #define MARKER "marker inside the chroot\n"
 
@@ -162,18 +164,6 @@ static uint64_t ns_ino_of(pid_t pid, const char *type) {
 }
 
 /* ---- process bookkeeping of the test itself ---- */
-
-static int count_fds(void) {
-        DIR *d = opendir("/proc/self/fd");
-        struct dirent *e;
-        int n = 0;
-        assert_non_null(d);
-        while ((e = readdir(d)))
-                if (e->d_name[0] != '.')
-                        n++;
-        closedir(d);
-        return n - 1; /* the directory's own fd */
-}
 
 /* Children of this process, found through /proc/PID/stat (any state, zombies included). */
 static int count_children(void) {
@@ -1025,12 +1015,6 @@ static void *worker_thread(void *userdata) {
 }
 
 static volatile bool stop_alloc;
-static void *alloc_thread(void *userdata) {
-        (void) userdata;
-        while (!stop_alloc)
-                free(malloc(1 + (size_t) (rand() % 100000)));
-        return NULL;
-}
 
 static void test_threads(void **state) {
         (void) state;
@@ -1040,7 +1024,7 @@ static void test_threads(void **state) {
         int fds = count_fds();
 
         stop_alloc = false;
-        assert_int_equal(pthread_create(&at, NULL, alloc_thread, NULL), 0);
+        assert_int_equal(pthread_create(&at, NULL, alloc_churn_thread, (void *) &stop_alloc), 0);
         for (int i = 0; i < 4; i++) {
                 args[i] = (struct thread_arg) { .p = open_target(&h[i % 2]),
                                                 .expect_net = ns_ino_of(h[i % 2].pid, "net") };
