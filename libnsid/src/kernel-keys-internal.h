@@ -11,7 +11,8 @@
  * The cache file, exactly these four lines, each ending in '\n', nothing else:
  *   nsid-nfs-idkeys 1
  *   boot-id <36 characters: lower-case hex digits, '-' at 8, 13, 18 and 23>
- *   nfsv4-srcversion <1..64 upper-case hex digits, or "-" for none>
+ *   nfsv4-srcversion <1..64 upper-case hex digits: the module's srcversion, or the inode of
+ *                    its sysfs directory when it has none; "-" when neither exists>
  *   tagged <0 or 1>
  */
 typedef struct idkeys_cache {

@@ -398,18 +398,32 @@ int idkeys_read_srcversion(const char *path, char ret[IDKEYS_SRCVERSION_MAX + 1]
         return 0;
 }
 
-/* This boot and the loaded NFS client code: the cache's key. */
+/* This boot and the loaded NFS client code: the cache's key. A module has a srcversion in
+ * sysfs only with MODULE_VERSION or CONFIG_MODULE_SRCVERSION_ALL, which Debian's nfsv4 does
+ * not have (neither stock nor rebuilt): then the module's sysfs directory stands for it,
+ * by its inode number, which kernfs allocates anew (cyclically) each time the module is
+ * loaded, so a module replaced in this boot (rmmod, insmod of another build) is probed
+ * again. Neither exists for an NFS client built into the kernel: the boot id alone. */
 static int idkeys_identify(const char *srcversion_path, idkeys_cache *ret) {
         idkeys_cache c = {};
+        struct stat st;
         int r;
 
         r = nsid_boot_id(c.boot_id);
         if (r < 0)
                 return r;
         r = idkeys_read_srcversion(srcversion_path, c.srcversion);
-        if (r == -ENOENT)
+        if (r == -ENOENT) {
+                _cleanup_free_ char *dir = strdup(srcversion_path);
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+                if (!slash)
+                        return -ENOMEM;
+                *slash = '\0';
                 c.srcversion[0] = '\0'; /* not loaded, or built in */
-        else if (r < 0)
+                if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                        snprintf(c.srcversion, sizeof(c.srcversion), "%llX",
+                                 (unsigned long long) st.st_ino);
+        } else if (r < 0)
                 return r;
         *ret = c;
         return 0;

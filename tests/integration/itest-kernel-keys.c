@@ -41,7 +41,7 @@
 #include "itest-util.h"
 
 static char tmpdir[] = "/tmp/nsid-itest-kernel-keys-XXXXXX";
-static char cache_path[300], srcv_path[300];
+static char cache_path[300], srcv_path[340], mod_dir[300];
 
 static void write_text(const char *path, const char *text, mode_t mode) {
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -308,13 +308,34 @@ static void test_cache_ids_change(void **state) {
         assert_int_equal(cached(), 0);
         assert_cache_file(cache_text("FEDCBA9876", 0));
 
-        /* the module unloaded or built in (no srcversion): "-", probed again */
+        /* a module without a srcversion (Debian's nfsv4, stock or rebuilt): its sysfs
+         * directory's inode stands for it, and a module loaded anew (a new directory, a new
+         * inode) is probed again */
+        char ino[32];
+        struct stat st;
         write_text(cache_path, cache_text("FEDCBA9876", 1), 0644);
         unlink(srcv_path);
+        assert_int_equal(stat(mod_dir, &st), 0);
+        snprintf(ino, sizeof(ino), "%llX", (unsigned long long) st.st_ino);
+        assert_int_equal(cached(), 0);
+        assert_cache_file(cache_text(ino, 0));
+        write_text(cache_path, cache_text(ino, 1), 0644);
+        assert_int_equal(cached(), 1); /* believed while the same module stays loaded */
+        char other[300];
+        snprintf(other, sizeof(other), "%s/other", tmpdir); /* holds the old inode number */
+        assert_int_equal(rename(mod_dir, other), 0);
+        assert_int_equal(mkdir(mod_dir, 0755), 0);
+        assert_int_equal(cached(), 0); /* rmmod + insmod: probed again */
+        assert_int_equal(rmdir(other), 0);
+
+        /* the module unloaded or built in (no sysfs directory): "-", probed again */
+        write_text(cache_path, cache_text("FEDCBA9876", 1), 0644);
+        assert_int_equal(rmdir(mod_dir), 0);
         assert_int_equal(cached(), 0);
         assert_cache_file(cache_text("-", 0));
         write_text(cache_path, cache_text("-", 1), 0644);
         assert_int_equal(cached(), 1); /* ...and believed with the boot id alone */
+        assert_int_equal(mkdir(mod_dir, 0755), 0);
 
         /* a srcversion file with unexpected content: probe, no cache written */
         write_text(cache_path, cache_text("-", 1), 0644);
@@ -329,6 +350,7 @@ static void test_cache_untrusted(void **state) {
         (void) state;
 
         unlink(srcv_path);
+        rmdir(mod_dir); /* "-": no module directory */
         /* writable by others, by group: ignored, replaced by a 0644 file */
         write_text(cache_path, cache_text("-", 1), 0666);
         assert_int_equal(cached(), 0);
@@ -399,7 +421,11 @@ static int setup(void **state) {
         }
         assert_non_null(mkdtemp(tmpdir));
         snprintf(cache_path, sizeof(cache_path), "%s/nfs-idkeys", tmpdir);
-        snprintf(srcv_path, sizeof(srcv_path), "%s/srcversion", tmpdir);
+        /* mod_dir stands for /sys/module/nfsv4: its srcversion file, or, without one, the
+         * directory's inode identifies the loaded module */
+        snprintf(mod_dir, sizeof(mod_dir), "%s/nfsv4", tmpdir);
+        assert_int_equal(mkdir(mod_dir, 0755), 0);
+        snprintf(srcv_path, sizeof(srcv_path), "%s/srcversion", mod_dir);
         return 0;
 }
 
