@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The id_resolver fast path: ask nsid-idmapd over its control socket (nsid/ctlproto.h,
- * "lookup host KIND VALUE host-ids") and use its cached answer; any failure (no daemon,
+ * "lookup host KIND VALUE host-ids", or "lookup pid:PID ..." for the network namespace of
+ * the requesting process) and use its cached answer; any failure (no daemon,
  * refused, slower than the bound, malformed reply) returns an error and the helper
  * resolves by itself. The daemon's reply is checked as strictly as the kernel's request.
  * The request is sent first and the reply read later, so that the daemon's lookup runs
@@ -18,9 +19,10 @@
 #include "proc-util.h"
 
 int fastpath_start(const char *socket_path, unsigned timeout_ms, const nsid_idmap_keydesc *kd,
-                   fastpath_call *ret) {
-        nsid_ctl_request rq = { .command = NSID_CTL_LOOKUP, .target = NSID_CTL_TARGET_HOST,
-                                .kind = kd->kind, .view = NSID_CTL_VIEW_HOST_IDS };
+                   pid_t pid, fastpath_call *ret) {
+        nsid_ctl_request rq = { .command = NSID_CTL_LOOKUP,
+                                .target = pid > 0 ? NSID_CTL_TARGET_PID : NSID_CTL_TARGET_HOST,
+                                .pid = pid, .kind = kd->kind, .view = NSID_CTL_VIEW_HOST_IDS };
         char req[NSID_CTL_LINE_MAX + 1];
         int n, fd;
 

@@ -21,6 +21,7 @@
 #include <nfsidmap.h>
 #include <nsid/conffile.h>
 #include <nsid/file.h>
+#include <nsid/kernel.h>
 #include <nsid/keyring.h>
 #include <nsid/resolv.h>
 #include <nsid/userdb.h>
@@ -132,6 +133,8 @@ static int resolve_host(const idmap_opts *o, const nsid_idmap_keydesc *kd, answe
  * after, and an already expired key fails the requester itself (seen with 1 s under load). */
 typedef struct policy {
         bool requester_context;
+        bool requester_context_set; /* nsid.conf says yes or no */
+        bool per_ns_keys; /* the kernel caches each network namespace's answers apart */
         unsigned differing_timeout; /* timeout of answers that differ from the host's */
 } policy;
 
@@ -172,8 +175,10 @@ static void load_policy(const idmap_opts *o, policy *ret) {
                 if (r < 0)
                         logmsg(LOG_WARNING, "%s: [idmap] requester-context = \"%s\" is not a "
                                "boolean; ignored", o->nsid_conf, v);
-                else
+                else {
                         p.requester_context = r;
+                        p.requester_context_set = true;
+                }
                 free(v);
                 v = NULL;
         }
@@ -497,15 +502,60 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 goto reject_invalid;
         }
         load_policy(o, &pol);
+        /* A kernel that tags ID keys by network namespace (kernel/patches/, nsid/kernel.h)
+         * caches each namespace's answers apart: there every requester is answered in its
+         * own network namespace's context by default (nsid-idmapd's; without the daemon,
+         * its files read by a worker), with the full timeout. nsid.conf's
+         * requester-context = no keeps the host's answers for everyone, as nfsidmap gives. */
+        if (!pol.requester_context_set && !o->test_prefix &&
+            nsid_kernel_nfs_idkeys_tagged_cached(NSID_RUN_DIR "/nfs-idkeys") == 1) {
+                pol.requester_context = true;
+                pol.per_ns_keys = true;
+        }
         /* The fast path (nsid-idmapd's cache, host context): the lookup is sent now and its
          * reply read once the requester is found, so the daemon answers meanwhile. */
         int f = -ECANCELED;
         if (!pol.requester_context)
-                f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, &fc);
+                f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, 0, &fc);
         rq_r = requester_find(key, &rq);
         if (log_wanted(LOG_ERR)) { /* what the log lines show (nothing to build without a log) */
                 log_escape(desc, desc_len, esc, sizeof(esc));
                 requester_describe(&rq, rq_r, who, sizeof(who));
+        }
+        if (pol.per_ns_keys) {
+                /* the requester's namespace's answer from nsid-idmapd (the host's own, for a
+                 * requester in the initial network namespace) */
+                fastpath_answer fa;
+                pid_t target = rq_r >= 0 && rq.net_initial != 1 ? rq.pid : 0;
+                f = rq_r >= 0 ? fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd,
+                                               target, &fc)
+                              : -ESRCH;
+                if (f >= 0)
+                        f = fastpath_finish(&fc, &fa);
+                if (f >= 0 && target > 0 &&
+                    (requester_proc(&rq) < 0 || nsid_proc_check_alive(rq.proc) < 0))
+                        f = -ESRCH; /* answered for a pid that may name another process now */
+                if (f >= 0 && fa.negative) {
+                        logmsg(LOG_WARNING, "key %d: %s: no mapping in the requester's context "
+                               "(nsid-idmapd); rejected for %us; %s", key, esc,
+                               IDMAP_NEGATIVE_TIMEOUT, who);
+                        key_reject(key, IDMAP_NEGATIVE_TIMEOUT, ENOKEY);
+                        goto out;
+                }
+                if (f >= 0) {
+                        ans.is_name = fa.is_name;
+                        ans.id = fa.id;
+                        if (fa.is_name)
+                                memcpy(ans.name, fa.name, strlen(fa.name) + 1);
+                        source = target > 0 ? "requester" : "host";
+                        via = fa.cached ? ", nsid-idmapd cache" : ", nsid-idmapd";
+                        drop_all_caps(key);
+                        goto answer;
+                }
+                if (f != -ENOENT && f != -ECONNREFUSED && f != -ESRCH)
+                        logmsg(LOG_WARNING, "key %d: nsid-idmapd at %s not used (%s); resolving "
+                               "here", key, o->daemon_socket,
+                               f == -ETIMEDOUT ? "no answer in time" : strerror(-f));
         }
 
         if (!pol.requester_context)
@@ -565,7 +615,8 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                 bool same = have_host && c.is_name == host.is_name &&
                                             (c.is_name ? strcmp(c.name, host.name) == 0
                                                        : c.id == host.id);
-                                if (!same && timeout > pol.differing_timeout) {
+                                if (!same && !pol.per_ns_keys &&
+                                    timeout > pol.differing_timeout) {
                                         /* The kernel caches this answer for everyone: keep
                                          * a container-specific one short-lived. */
                                         timeout = pol.differing_timeout;
@@ -597,6 +648,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
 
         drop_all_caps(key);
 
+answer:
         /* Check what goes to the kernel as strictly as what came from it. */
         char payload[NAME_BUF + 16];
         size_t plen;
@@ -638,7 +690,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                          ans.is_name ? ans.name : ids, ans.is_name ? "\"" : "", " (", source,
                          " context", via, ", timeout ", ts, "s); ", who, NULL);
         }
-        if (strcmp(source, "requester") == 0 && have_host &&
+        if (strcmp(source, "requester") == 0 && have_host && !pol.per_ns_keys &&
             (ans.is_name ? strcmp(ans.name, host.name) != 0 : ans.id != host.id)) {
                 char h[NAME_BUF + 2];
                 if (host.is_name)

@@ -231,6 +231,15 @@ static void do_status(dm_client *c) {
         json_object_object_add(root, "pid", json_object_new_int(getpid()));
         json_object_object_add(root, "uptime_s", json_object_new_int64((dm_now_us() - dm_start_us) / 1000000));
         json_object_object_add(root, "host_domain", json_object_new_string(dm_host_domain()));
+        /* the kernel's ID key cache: per network namespace (a patched or fixed kernel), or
+         * one for all, and whether this daemon invalidates namespace-specific answers */
+        json_object_object_add(root, "kernel_idkeys_tagged",
+                               dm_kernel_idkeys < 0 ? NULL : json_object_new_boolean(dm_kernel_idkeys));
+        json_object_object_add(root, "key_isolation", json_object_new_string(
+                !dm_cfg.isolate_keys    ? "off (isolate-keys = no)"
+                : dm_kernel_idkeys == 1 ? "not needed (the kernel tags ID keys by namespace)"
+                : dm_kernel_idkeys == 0 ? "on (the kernel keeps one ID key cache)"
+                                        : "on (the kernel not known yet)"));
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 json_object_array_add(arr, ns_json(ns));
         json_object_object_add(root, "namespaces", arr);

@@ -11,7 +11,9 @@
  *    thread, i.e. the channels of that netns's knfsd.
  *  - the kernel's global key cache: answers that are specific to a namespace are invalidated
  *    in .id_resolver (KEYCTL_INVALIDATE on the id_legacy key) shortly after the kernel took
- *    them, so another namespace cannot be served them from the cache.
+ *    them, so another namespace cannot be served them from the cache. Not on a kernel that
+ *    tags ID keys by network namespace (kernel/patches/, nsid/kernel.h): there each
+ *    namespace's answers are cached apart and nothing is invalidated.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +31,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <nsid/kernel.h>
 
 #include "idmapd.h"
 
@@ -380,7 +384,8 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
         if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
                 dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
                        "timed out)", p->clnt, strerror(errno));
-        else if (r >= 0 && dm_cfg.isolate_keys && !p->ns->is_host && !same_as_host(&pd->q, a))
+        else if (r >= 0 && dm_keys_isolation_needed() && !p->ns->is_host &&
+                 !same_as_host(&pd->q, a))
                 dm_keys_schedule_invalidate(p->ns, &pd->q);
 done:
         p->busy = false;
@@ -488,6 +493,37 @@ static int key_description(const dm_query *q, char *buf, size_t size) {
         if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID)
                 return snprintf(buf, size, "%s:%s", prefix[q->kind], q->name) >= (int) size ? -ENAMETOOLONG : 0;
         return snprintf(buf, size, "%s:%u", prefix[q->kind], q->id) >= (int) size ? -ENAMETOOLONG : 0;
+}
+
+int dm_kernel_idkeys = -ENODATA;
+
+void dm_kernel_idkeys_refresh(void) {
+        int r = nsid_kernel_nfs_idkeys_tagged_cached(NSID_RUN_DIR "/nfs-idkeys");
+        if (r == dm_kernel_idkeys)
+                return;
+        if (r == 1)
+                dm_log(LOG_NOTICE, NULL, "the NFS client tags its ID keys by network namespace: "
+                       "each namespace has its own key cache; no key is invalidated");
+        else if (r == 0)
+                dm_log(dm_cfg.isolate_keys ? LOG_INFO : LOG_WARNING, NULL,
+                       "the NFS client keeps one ID key cache for all network namespaces: %s",
+                       dm_cfg.isolate_keys ? "answers specific to a namespace are invalidated "
+                                             "once read (isolate-keys)"
+                                           : "isolate-keys = no, so one namespace's answers "
+                                             "reach the others");
+        else if (r != -ENODEV)
+                dm_log(LOG_WARNING, NULL, "cannot tell whether the NFS client tags its ID keys "
+                       "by network namespace: %s; keys are isolated as on a kernel that does "
+                       "not", strerror(-r));
+        dm_kernel_idkeys = r;
+}
+
+bool dm_keys_isolation_needed(void) {
+        if (!dm_cfg.isolate_keys)
+                return false;
+        if (dm_kernel_idkeys < 0)
+                dm_kernel_idkeys_refresh(); /* a pipe answered: the client is loaded now */
+        return dm_kernel_idkeys != 1;
 }
 
 void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {

@@ -545,6 +545,7 @@ void dm_ns_periodic(int64_t now_us) {
         if (now_us >= next_rescan) {
                 next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
                 dm_ns_rescan_async();
+                dm_kernel_idkeys_refresh(); /* nfsv4 loaded, unloaded or replaced since */
         }
         if (now_us >= next_refresh) {
                 next_refresh = now_us + (int64_t) dm_cfg.refresh_interval * 1000000;

@@ -142,6 +142,16 @@ struct dm_ns {
 
 /* ---- the daemon (nsid-idmapd.c) ---- */
 extern dm_config dm_cfg;
+
+/* Whether the NFS client tags its ID keys by network namespace (nsid/kernel.h): 1 yes (each
+ * namespace has its own key cache: nothing to invalidate), 0 no, -errno not known yet (the
+ * nfsv4 module not loaded: -ENODEV). Kept by dm_kernel_idkeys_refresh(), called at start,
+ * at every rescan and when a pipe is found. */
+extern int dm_kernel_idkeys;
+void dm_kernel_idkeys_refresh(void);
+/* Whether namespace-specific answers must be invalidated: isolate-keys and a kernel that
+ * does not tag (or not known to tag) its ID keys. */
+bool dm_keys_isolation_needed(void);
 void dm_log(int priority, const dm_ns *ns, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int64_t dm_now_us(void);
 int dm_epoll_add(int fd, uint32_t events, void *tag);

@@ -122,8 +122,9 @@ typedef struct fastpath_call {
         uint64_t deadline_ms;
         const struct nsid_idmap_keydesc *kd;
 } fastpath_call;
+/* pid 0: the host's context; otherwise that process's network namespace's. */
 int fastpath_start(const char *socket_path, unsigned timeout_ms,
-                   const struct nsid_idmap_keydesc *kd, fastpath_call *ret);
+                   const struct nsid_idmap_keydesc *kd, pid_t pid, fastpath_call *ret);
 int fastpath_finish(fastpath_call *c, fastpath_answer *ret);
 void fastpath_cancel(fastpath_call *c);
 

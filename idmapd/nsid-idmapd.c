@@ -464,6 +464,7 @@ int main(int argc, char **argv) {
                 dm_log(LOG_WARNING, NULL, "%s; the host context answers nothing until fixed "
                        "(SIGHUP reloads)", err);
         (void) mkdir(NSID_RUN_DIR, 0755);
+        dm_kernel_idkeys_refresh();
         int lfd = dm_ctl_listen(dm_cfg.socket_path);
         if (lfd < 0) {
                 dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path, strerror(-lfd));
