@@ -1,6 +1,6 @@
 #!/bin/bash
 # kernel-checkpatch: every patch of kernel/patches/<series>/ passes the kernel's own
-# scripts/checkpatch.pl --strict (from Debian's linux-source of that series), with one
+# scripts/checkpatch.pl --strict (from Debian's linux-source of the newest series), with one
 # exception: the missing Signed-off-by, which the person who sends the series adds.
 # Prints "N passed, N failed"; SKIP (77) when no linux-source package is installed.
 set -u
@@ -8,19 +8,20 @@ patches=$(cd "${1:?usage: checkpatch-series.sh KERNEL_PATCHES_DIR}" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
+# one checkpatch.pl for every series: the newest kernel's (the rules only grow)
+newest=$(ls -d "$patches"/*/ | xargs -n1 basename | sort -V | tail -n 1)
+tarball=/usr/src/linux-source-$newest.tar.xz
+if [ ! -f "$tarball" ]; then
+  echo "SKIP: $tarball missing (scripts/install-deps installs linux-source-$newest)"
+  exit 77
+fi
+tar -C "$work" --strip-components=1 -xJf "$tarball" \
+  "linux-source-$newest/scripts/checkpatch.pl" "linux-source-$newest/scripts/spelling.txt" \
+  "linux-source-$newest/scripts/const_structs.checkpatch" || { echo "not ok - no checkpatch.pl in $tarball"; exit 1; }
 for dir in "$patches"/*/; do
   series=$(basename "$dir")
-  tarball=/usr/src/linux-source-$series.tar.xz
-  if [ ! -f "$tarball" ]; then
-    echo "SKIP: $tarball missing (scripts/install-deps installs linux-source-$series)"
-    exit 77
-  fi
-  mkdir -p "$work/$series"
-  tar -C "$work/$series" --strip-components=1 -xJf "$tarball" \
-    "linux-source-$series/scripts/checkpatch.pl" "linux-source-$series/scripts/spelling.txt" \
-    "linux-source-$series/scripts/const_structs.checkpatch" || { echo "not ok - $series: no checkpatch.pl"; exit 1; }
   for p in "$dir"/0[0-9][0-9][1-9]-*.patch; do
-    out=$(cd "$work/$series" && perl scripts/checkpatch.pl --strict --no-tree --no-color "$p" 2>&1)
+    out=$(cd "$work" && perl scripts/checkpatch.pl --strict --no-tree --no-color "$p" 2>&1)
     # everything it reports but the Signed-off-by line
     left=$(printf '%s\n' "$out" | grep -E '^(ERROR|WARNING|CHECK):' | grep -v '^ERROR: Missing Signed-off-by')
     total=$(printf '%s\n' "$out" | grep -E '^total:')
