@@ -413,6 +413,14 @@ static int resolve_requester(const idmap_opts *o, requester *rq,
         return 0;
 }
 
+/* nsid-idmapd's answer (checked by fastpath_finish()) as the helper's own */
+static void answer_from_daemon(const fastpath_answer *fa, answer *ret) {
+        ret->is_name = fa->is_name;
+        ret->id = fa->id;
+        if (fa->is_name)
+                memcpy(ret->name, fa->name, strlen(fa->name) + 1);
+}
+
 static void drop_all_caps(key_serial_t key) {
         int r = caps_keep(0);
         if (r < 0)
@@ -543,10 +551,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                         goto out;
                 }
                 if (f >= 0) {
-                        ans.is_name = fa.is_name;
-                        ans.id = fa.id;
-                        if (fa.is_name)
-                                memcpy(ans.name, fa.name, strlen(fa.name) + 1);
+                        answer_from_daemon(&fa, &ans);
                         source = target > 0 ? "requester" : "host";
                         via = fa.cached ? ", nsid-idmapd cache" : ", nsid-idmapd";
                         drop_all_caps(key);
@@ -572,10 +577,7 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                         goto out;
                 }
                 if (f >= 0) {
-                        host.is_name = fa.is_name;
-                        host.id = fa.id;
-                        if (fa.is_name)
-                                memcpy(host.name, fa.name, strlen(fa.name) + 1);
+                        answer_from_daemon(&fa, &host);
                         via = fa.cached ? ", nsid-idmapd cache" : ", nsid-idmapd";
                         r = 0;
                 } else if (f != -ECANCELED)
