@@ -69,46 +69,6 @@ static bool is_blank(char c) {
         return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t len) {
-        size_t i = 0;
-        while (i < len) {
-                unsigned char c = s[i];
-                size_t n;
-                unsigned char lo = 0x80, hi = 0xbf;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                }
-                if (c >= 0xc2 && c <= 0xdf)
-                        n = 1;
-                else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        if (c == 0xe0)
-                                lo = 0xa0;
-                        else if (c == 0xed)
-                                hi = 0x9f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        if (c == 0xf0)
-                                lo = 0x90;
-                        else if (c == 0xf4)
-                                hi = 0x8f;
-                } else
-                        return false;
-                if (len - i <= n)
-                        return false;
-                if (s[i + 1] < lo || s[i + 1] > hi)
-                        return false;
-                for (size_t k = 2; k <= n; k++)
-                        if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                                return false;
-                i += n + 1;
-        }
-        return true;
-}
-
 bool userdb_name_valid(const char *s, size_t len) {
         bool all_digits = true;
 
@@ -128,7 +88,7 @@ bool userdb_name_valid(const char *s, size_t len) {
         }
         if (all_digits)
                 return false;
-        return utf8_valid((const unsigned char *) s, len);
+        return utf8_valid(s, len);
 }
 
 /* An id field: plain decimal, 0 .. 4294967294. */
