@@ -26,8 +26,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +100,50 @@ static void *attach_thread(void *arg) {
         return NULL;
 }
 
+/*
+ * The test seam for the client side (the test host has no NFS, so no rpc_pipefs):
+ * NSID_TEST_RPC_PIPEFS_DIR (read with secure_getenv(), a host-admin setting like the
+ * library's NSID_TEST_* variables) names a directory that stands for the initial netns's
+ * rpc_pipefs. Its nfs/ and nfs/clnt<N>/ are watched and synced as the real ones are, and each
+ * nfs/clnt<N>/idmap there is a listening SOCK_SEQPACKET socket that the daemon connects to
+ * and then uses as it uses a pipe: one read() gives one upcall, one write() is one downcall
+ * (tests/integration/itest-hostile-idmapd-pipe.sh plays the kernel behind it). NULL: off.
+ */
+static const char *test_pipefs_dir(void) {
+        static const char *dir;
+        static bool known;
+        if (!known) {
+                dir = secure_getenv("NSID_TEST_RPC_PIPEFS_DIR");
+                if (dir && !*dir)
+                        dir = NULL;
+                known = true;
+        }
+        return dir;
+}
+
+/* nfs/<clnt>/idmap of a netns's rpc_pipefs, opened as the daemon reads and writes it. */
+static int pipe_open(dm_ns *ns, const char *clnt) {
+        char path[384];
+        if (ns->initial && test_pipefs_dir()) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                if (snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/nfs/%s/idmap",
+                             ns->pipefs_fd, clnt) >= (int) sizeof(sa.sun_path))
+                        return -ENAMETOOLONG;
+                int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return -errno;
+                if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                        int e = -errno;
+                        close(fd);
+                        return e;
+                }
+                return fd;
+        }
+        snprintf(path, sizeof(path), "nfs/%s/idmap", clnt);
+        int fd = openat(ns->pipefs_fd, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 static void pipe_close(dm_pipe *p) {
         dm_pending_drop_pipe(p);
         dm_epoll_del(p->fd);
@@ -149,8 +195,7 @@ static void sync_pipes(dm_ns *ns) {
                                 watches = w;
                         }
                 }
-                snprintf(path, sizeof(path), "nfs/%s/idmap", name);
-                int fd = openat(ns->pipefs_fd, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+                int fd = pipe_open(ns, name);
                 if (fd < 0)
                         continue; /* not an NFSv4 client (or not yet) */
                 p = calloc(1, sizeof(*p));
@@ -201,6 +246,14 @@ void dm_kernel_attach(dm_ns *ns) {
                 return;
         }
         pthread_join(t, NULL);
+        if (want_pipefs && ns->initial && test_pipefs_dir()) {
+                if (a.pipefs_fd >= 0)
+                        close(a.pipefs_fd);
+                a.pipefs_fd = open(test_pipefs_dir(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+                a.pipefs_err = a.pipefs_fd < 0 ? -errno : 0;
+                dm_log(LOG_WARNING, ns, "test seam: %s stands for this netns's rpc_pipefs "
+                       "(NSID_TEST_RPC_PIPEFS_DIR)", test_pipefs_dir());
+        }
 
         if (want_pipefs) {
                 int old = ns->pipefs_error;
