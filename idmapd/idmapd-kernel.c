@@ -392,8 +392,17 @@ void dm_pipe_readable(dm_pipe *p) {
         p->ns->stats.pipe_upcalls++;
         r = nsid_idmap_msg_parse_upcall(buf, (size_t) n, &t.pipe_req);
         if (r < 0) {
-                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s", p->clnt, n,
-                       strerror(-r));
+                /* Answered all the same, as a failure: the kernel keeps this client's one
+                 * upcall outstanding until a downcall completes it, and every other ID
+                 * lookup of the client waits for that (a hostile NFS server chooses the
+                 * owner strings that end up in im_name). */
+                nsid_idmap_msg m;
+                bool sent = nsid_idmap_msg_build_failure_raw(buf, (size_t) n,
+                                                             NSID_IDMAP_STATUS_LOOKUPFAIL, &m) == 0 &&
+                            write(p->fd, &m, sizeof(m)) == (ssize_t) sizeof(m);
+                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s; %s",
+                       p->clnt, n, strerror(-r),
+                       sent ? "failed (LOOKUPFAIL)" : "the failure downcall was refused");
                 return;
         }
         query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);
