@@ -609,23 +609,6 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
                 arm_key_timer();
 }
 
-#define KEYCTL_INVALIDATE_ 21
-
-/* /proc/keys shows an instantiated id_legacy key as "<description>: <payload length>"
- * (user_describe(), seen on 6.1), one under construction as the bare description. */
-static bool legacy_desc_matches(const char *d, size_t len, const char *want, size_t wl) {
-        if (len < wl || memcmp(d, want, wl) != 0)
-                return false;
-        if (len == wl)
-                return true;
-        if (len < wl + 3 || d[wl] != ':' || d[wl + 1] != ' ')
-                return false;
-        for (size_t i = wl + 2; i < len; i++)
-                if (d[i] < '0' || d[i] > '9')
-                        return false;
-        return true;
-}
-
 void dm_keys_run(int64_t now_us) {
         bool due = false;
         for (key_job *j = key_jobs; j; j = j->next)
@@ -633,24 +616,6 @@ void dm_keys_run(int64_t now_us) {
                         due = true;
         if (!due)
                 return;
-        char *text = NULL;
-        size_t size = 0, cap = 0;
-        int fd = open("/proc/keys", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-                for (;;) {
-                        if (size + 4096 > cap) {
-                                char *n = realloc(text, cap = cap ? cap * 2 : 65536);
-                                if (!n)
-                                        break;
-                                text = n;
-                        }
-                        ssize_t k = read(fd, text + size, cap - size);
-                        if (k <= 0)
-                                break;
-                        size += (size_t) k;
-                }
-                close(fd);
-        }
         for (key_job **pp = &key_jobs; *pp;) {
                 key_job *j = *pp;
                 if (j->when_us > now_us) {
@@ -658,42 +623,26 @@ void dm_keys_run(int64_t now_us) {
                         continue;
                 }
                 *pp = j->next;
-                size_t dl = strlen(j->desc);
-                bool found = false;
-                for (size_t off = 0; text && off < size;) {
-                        const char *nl = memchr(text + off, '\n', size - off);
-                        size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
-                        nsid_proc_keys_entry e;
-                        if (nsid_proc_keys_parse_line(text + off, ll, &e) >= 0 &&
-                            strcmp(e.type, "id_legacy") == 0 &&
-                            legacy_desc_matches(e.description, e.description_len, j->desc, dl)) {
-                                dm_ns *ns = dm_ns_find(&j->ns_id);
-                                found = true;
-                                if (syscall(SYS_keyctl, KEYCTL_INVALIDATE_, e.serial) == 0) {
-                                        if (ns)
-                                                ns->stats.keys_invalidated++;
-                                        dm_log(LOG_DEBUG, ns, "invalidated key %d (%s): the "
-                                               "answer is specific to this namespace",
-                                               e.serial, j->desc);
-                                } else
-                                        dm_log(LOG_WARNING, ns, "cannot invalidate key %d (%s):"
-                                               " %s", e.serial, j->desc, strerror(errno));
-                        }
-                        off += ll + 1;
+                dm_ns *ns = dm_ns_find(&j->ns_id);
+                unsigned failed = 0;
+                int n = nsid_keyring_invalidate_keys(".id_resolver", 0, "id_legacy", j->desc,
+                                                     &failed);
+                if (n > 0) {
+                        if (ns)
+                                ns->stats.keys_invalidated += (unsigned) n;
+                        dm_log(LOG_DEBUG, ns, "invalidated %d id_legacy key%s %s: the answer "
+                               "is specific to this namespace", n, n == 1 ? "" : "s", j->desc);
                 }
-                if (!found) {
-                        dm_log(LOG_INFO, dm_ns_find(&j->ns_id), "no id_legacy key %s in "
-                               "/proc/keys (%zu bytes read) to invalidate", j->desc, size);
-                        for (size_t off = 0; text && off < size;) {
-                                const char *nl = memchr(text + off, '\n', size - off);
-                                size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
-                                if (memmem(text + off, ll, "id_", 3) || memmem(text + off, ll, "labalice", 8))
-                                        dm_log(LOG_DEBUG, NULL, "/proc/keys: %.*s", (int) ll, text + off);
-                                off += ll + 1;
-                        }
-                }
+                if (failed > 0)
+                        dm_log(LOG_WARNING, ns, "cannot invalidate %u id_legacy key%s %s",
+                               failed, failed == 1 ? "" : "s", j->desc);
+                else if (n == 0)
+                        dm_log(LOG_INFO, ns, "no id_legacy key %s in .id_resolver to "
+                               "invalidate", j->desc);
+                else if (n < 0)
+                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy key %s: %s",
+                               j->desc, strerror(-n));
                 free(j);
         }
-        free(text);
         arm_key_timer();
 }

@@ -2,6 +2,8 @@
 #ifndef NSID_KERNEL_H
 #define NSID_KERNEL_H
 
+#include <stdint.h>
+
 #include <nsid/common.h>
 
 #ifdef __cplusplus
@@ -92,6 +94,20 @@ NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged(void);
  * nsid_kernel_nfs_idkeys_tagged(), and -EINVAL for an empty or relative cache_path.
  */
 NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged_cached(const char *cache_path);
+
+/*
+ * Invalidate (KEYCTL_INVALIDATE) the keys of type `type` whose description is exactly
+ * `description`, linked in the keyring named `keyring` that uid `keyring_uid` owns: for the
+ * NFS client's ID cache ".id_resolver", 0, "id_legacy" (pipe answers) or "id_resolver"
+ * (request-key answers). nsid-idmapd drops a namespace-specific answer from that global
+ * cache this way. Returns the number of keys invalidated (0: none matched), or -errno when
+ * the keyring cannot be found (-ENOENT) or read. *ret_failed (may be NULL) gets the number
+ * of matching keys the kernel refused to invalidate.
+ */
+NSID_API_WARN_UNUSED int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_uid,
+                                                      const char *type,
+                                                      const char *description,
+                                                      unsigned *ret_failed);
 
 #ifdef __cplusplus
 }
