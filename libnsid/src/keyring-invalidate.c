@@ -27,6 +27,7 @@
 
 #include "log-internal.h"
 #include "macro.h"
+#include "proc-util.h"
 
 #define PROC_KEYS_MAX (64u * 1024 * 1024)
 
@@ -50,43 +51,12 @@ static int key_is(int32_t serial, const char *type, uint32_t uid, const char *de
 }
 
 static int read_proc_keys(char **ret, size_t *ret_size) {
-        char *text = NULL;
-        size_t size = 0, cap = 0;
         int fd = open("/proc/keys", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        for (;;) {
-                if (size + 4096 > cap) {
-                        if (cap >= PROC_KEYS_MAX) {
-                                free(text);
-                                close(fd);
-                                return -EFBIG;
-                        }
-                        char *nt = realloc(text, cap = cap ? cap * 2 : 65536);
-                        if (!nt) {
-                                free(text);
-                                close(fd);
-                                return -ENOMEM;
-                        }
-                        text = nt;
-                }
-                ssize_t k = read(fd, text + size, cap - size);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int e = -errno;
-                        free(text);
-                        close(fd);
-                        return e;
-                }
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
+        int r = read_fd_capped(fd, PROC_KEYS_MAX, ret, ret_size);
         close(fd);
-        *ret = text;
-        *ret_size = size;
-        return 0;
+        return r;
 }
 
 _public_ int32_t nsid_keyring_find(const char *name, uint32_t uid) {
