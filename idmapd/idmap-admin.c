@@ -11,6 +11,7 @@
 
 #include <keyutils.h>
 #include <nfsidmap.h>
+#include <nsid/kernel.h>
 #include <nsid/keyring.h>
 
 #include "nsid-idmap.h"
@@ -21,32 +22,10 @@
 #define KEYCTL_INVALIDATE 21
 #endif
 
-/* The keyring named `name` in /proc/keys (exactly: the description is the name, or the
- * name followed by ": <count>" / ": empty"). */
+/* The keyring named `name` that root owns: candidates from /proc/keys, each checked with
+ * KEYCTL_DESCRIBE (a forged line naming another keyring is not taken). */
 static key_serial_t find_keyring(const char *name) {
-        char *text = NULL;
-        size_t size, nl = strlen(name);
-        key_serial_t found = -ENOENT;
-        int r;
-
-        r = read_host_file("/proc/keys", 64u * 1024 * 1024, &text, &size);
-        if (r < 0)
-                return r;
-        for (const char *p = text, *end = text + size; p < end;) {
-                const char *e = memchr(p, '\n', (size_t) (end - p));
-                size_t l = e ? (size_t) (e - p) : (size_t) (end - p);
-                nsid_proc_keys_entry k;
-
-                if (nsid_proc_keys_parse_line(p, l, &k) >= 0 && strcmp(k.type, "keyring") == 0 &&
-                    k.description_len >= nl && memcmp(k.description, name, nl) == 0 &&
-                    (k.description_len == nl || k.description[nl] == ':')) {
-                        found = k.serial;
-                        break;
-                }
-                p += l + (e ? 1 : 0);
-        }
-        free(text);
-        return found;
+        return nsid_keyring_find(name, 0);
 }
 
 static key_serial_t open_ring(const idmap_opts *o) {

@@ -13,6 +13,11 @@
  *    domain, which is interned per cache (a namespace's names share one or a few domains);
  *    names whose domain cannot be interned are kept whole. The pool is compacted when half of
  *    it is garbage.
+ *  - the hash is SipHash-2-4 (libnsid/src/siphash.h, the user database's) keyed with 16
+ *    bytes from getrandom() drawn for each cache when it is made: the names are chosen by
+ *    remote NFS peers, and with a hash anyone can compute they could pick names that all
+ *    land on one probe chain of a namespace's cache (every lookup in it then walks the
+ *    chain). A flush keeps the cache's key.
  * Measured with bench-idmapd (100 namespaces, 100,000 answers): see bench/idmapd/.
  * Before: one malloc'd 40-byte node per entry plus a strdup'd name (~80 bytes an entry).
  *
@@ -24,6 +29,7 @@
 #include <string.h>
 
 #include "idmapd.h"
+#include "siphash.h"
 
 typedef struct centry {
         uint32_t hm;      /* hash << 8 | expiry sixteenths << 4 | kind << 2 | view << 1 | negative */
@@ -49,6 +55,7 @@ struct dm_cache {
         char *domains[MAX_DOMAINS];
         uint8_t domain_len[MAX_DOMAINS];
         uint32_t n_domains;
+        uint8_t key[16]; /* SipHash key, random per cache */
 };
 
 /* The daemon's memory: with one malloc arena per resolver thread (glibc makes up to 8 per
@@ -62,31 +69,20 @@ static bool by_name(nsid_idmap_key_kind k) {
         return k == NSID_IDMAP_KEY_UID || k == NSID_IDMAP_KEY_GID;
 }
 
-static uint32_t mix(uint32_t h) {
-        h ^= h >> 15;
-        h *= 0x2c1b3c6du;
-        h ^= h >> 12;
-        return h & 0x00ffffffu;
-}
-
 /* 24 bits; a name hashes the same whatever its kind and view, so that the entries of one
  * name share a probe chain (and its string in the pool) */
-static uint32_t hash_name(const char *name) {
-        uint32_t h = 2166136261u;
-        for (const unsigned char *p = (const unsigned char *) name; *p; p++)
-                h = (h ^ *p) * 16777619u;
-        return mix(h);
+static uint32_t hash_name(const dm_cache *c, const char *name) {
+        return (uint32_t) siphash24(name, strlen(name), c->key) & 0x00ffffffu;
 }
 
-static uint32_t hash_query(const dm_query *q) {
+static uint32_t hash_query(const dm_cache *c, const dm_query *q) {
         uint32_t h;
         if (by_name(q->kind))
-                h = hash_name(q->name);
+                h = hash_name(c, q->name);
         else {
-                h = 2166136261u;
-                for (int i = 0; i < 4; i++)
-                        h = (h ^ ((q->id >> (8 * i)) & 0xff)) * 16777619u;
-                h = mix(h);
+                uint8_t b[4] = { (uint8_t) q->id, (uint8_t) (q->id >> 8), (uint8_t) (q->id >> 16),
+                                 (uint8_t) (q->id >> 24) };
+                h = (uint32_t) siphash24(b, sizeof(b), c->key) & 0x00ffffffu;
         }
         return (h << 8) | ((uint32_t) q->kind & 3u) << 2 | ((uint32_t) q->view & 1u) << 1;
 }
@@ -147,7 +143,7 @@ static int64_t pool_find(dm_cache *c, const char *name, uint32_t h) {
 
 /* 0 and the offset, or -ENOMEM */
 static int pool_add(dm_cache *c, const char *name, uint32_t *ret_off) {
-        uint32_t h = hash_name(name);
+        uint32_t h = hash_name(c, name);
         int64_t have = pool_find(c, name, h);
         if (have >= 0) {
                 *ret_off = (uint32_t) have;
@@ -255,7 +251,10 @@ static void pool_compact(dm_cache *c) {
 /* ---- the table ---- */
 
 dm_cache *dm_cache_new(void) {
-        return calloc(1, sizeof(dm_cache));
+        dm_cache *c = calloc(1, sizeof(dm_cache));
+        if (c)
+                siphash_random_key(c->key);
+        return c;
 }
 
 static void reset(dm_cache *c) {
@@ -264,7 +263,10 @@ static void reset(dm_cache *c) {
         free(c->pool);
         for (unsigned i = 0; i < c->n_domains; i++)
                 free(c->domains[i]);
+        uint8_t key[16];
+        memcpy(key, c->key, sizeof(key));
         *c = (dm_cache) {};
+        memcpy(c->key, key, sizeof(key));
 }
 
 size_t dm_cache_flush(dm_cache *c) {
@@ -397,7 +399,7 @@ static int64_t expiry_us(const centry *e) {
 
 int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret,
                  uint32_t *ret_ttl) {
-        uint32_t hm = hash_query(q);
+        uint32_t hm = hash_query(c, q);
         int64_t pos = find(c, q, hm);
         if (pos < 0)
                 return 0;
@@ -420,7 +422,7 @@ int dm_cache_get(dm_cache *c, const dm_query *q, int64_t now_us, dm_answer *ret,
 }
 
 void dm_cache_put(dm_cache *c, const dm_query *q, const dm_answer *a, int64_t expires_us) {
-        uint32_t hm = hash_query(q);
+        uint32_t hm = hash_query(c, q);
         bool neg = a->error == -ENOENT;
         centry e = { .hm = hm | (neg ? HM_NEG : 0) };
         int64_t pos;

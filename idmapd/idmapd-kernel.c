@@ -26,8 +26,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +100,50 @@ static void *attach_thread(void *arg) {
         return NULL;
 }
 
+/*
+ * The test seam for the client side (the test host has no NFS, so no rpc_pipefs):
+ * NSID_TEST_RPC_PIPEFS_DIR (read with secure_getenv(), a host-admin setting like the
+ * library's NSID_TEST_* variables) names a directory that stands for the initial netns's
+ * rpc_pipefs. Its nfs/ and nfs/clnt<N>/ are watched and synced as the real ones are, and each
+ * nfs/clnt<N>/idmap there is a listening SOCK_SEQPACKET socket that the daemon connects to
+ * and then uses as it uses a pipe: one read() gives one upcall, one write() is one downcall
+ * (tests/integration/itest-hostile-idmapd-pipe.sh plays the kernel behind it). NULL: off.
+ */
+static const char *test_pipefs_dir(void) {
+        static const char *dir;
+        static bool known;
+        if (!known) {
+                dir = secure_getenv("NSID_TEST_RPC_PIPEFS_DIR");
+                if (dir && !*dir)
+                        dir = NULL;
+                known = true;
+        }
+        return dir;
+}
+
+/* nfs/<clnt>/idmap of a netns's rpc_pipefs, opened as the daemon reads and writes it. */
+static int pipe_open(dm_ns *ns, const char *clnt) {
+        char path[384];
+        if (ns->initial && test_pipefs_dir()) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                if (snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/nfs/%s/idmap",
+                             ns->pipefs_fd, clnt) >= (int) sizeof(sa.sun_path))
+                        return -ENAMETOOLONG;
+                int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return -errno;
+                if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                        int e = -errno;
+                        close(fd);
+                        return e;
+                }
+                return fd;
+        }
+        snprintf(path, sizeof(path), "nfs/%s/idmap", clnt);
+        int fd = openat(ns->pipefs_fd, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 static void pipe_close(dm_pipe *p) {
         dm_pending_drop_pipe(p);
         dm_epoll_del(p->fd);
@@ -149,8 +195,7 @@ static void sync_pipes(dm_ns *ns) {
                                 watches = w;
                         }
                 }
-                snprintf(path, sizeof(path), "nfs/%s/idmap", name);
-                int fd = openat(ns->pipefs_fd, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+                int fd = pipe_open(ns, name);
                 if (fd < 0)
                         continue; /* not an NFSv4 client (or not yet) */
                 p = calloc(1, sizeof(*p));
@@ -201,6 +246,14 @@ void dm_kernel_attach(dm_ns *ns) {
                 return;
         }
         pthread_join(t, NULL);
+        if (want_pipefs && ns->initial && test_pipefs_dir()) {
+                if (a.pipefs_fd >= 0)
+                        close(a.pipefs_fd);
+                a.pipefs_fd = open(test_pipefs_dir(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+                a.pipefs_err = a.pipefs_fd < 0 ? -errno : 0;
+                dm_log(LOG_WARNING, ns, "test seam: %s stands for this netns's rpc_pipefs "
+                       "(NSID_TEST_RPC_PIPEFS_DIR)", test_pipefs_dir());
+        }
 
         if (want_pipefs) {
                 int old = ns->pipefs_error;
@@ -339,8 +392,17 @@ void dm_pipe_readable(dm_pipe *p) {
         p->ns->stats.pipe_upcalls++;
         r = nsid_idmap_msg_parse_upcall(buf, (size_t) n, &t.pipe_req);
         if (r < 0) {
-                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s", p->clnt, n,
-                       strerror(-r));
+                /* Answered all the same, as a failure: the kernel keeps this client's one
+                 * upcall outstanding until a downcall completes it, and every other ID
+                 * lookup of the client waits for that (a hostile NFS server chooses the
+                 * owner strings that end up in im_name). */
+                nsid_idmap_msg m;
+                bool sent = nsid_idmap_msg_build_failure_raw(buf, (size_t) n,
+                                                             NSID_IDMAP_STATUS_LOOKUPFAIL, &m) == 0 &&
+                            write(p->fd, &m, sizeof(m)) == (ssize_t) sizeof(m);
+                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s; %s",
+                       p->clnt, n, strerror(-r),
+                       sent ? "failed (LOOKUPFAIL)" : "the failure downcall was refused");
                 return;
         }
         query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);
@@ -547,23 +609,6 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
                 arm_key_timer();
 }
 
-#define KEYCTL_INVALIDATE_ 21
-
-/* /proc/keys shows an instantiated id_legacy key as "<description>: <payload length>"
- * (user_describe(), seen on 6.1), one under construction as the bare description. */
-static bool legacy_desc_matches(const char *d, size_t len, const char *want, size_t wl) {
-        if (len < wl || memcmp(d, want, wl) != 0)
-                return false;
-        if (len == wl)
-                return true;
-        if (len < wl + 3 || d[wl] != ':' || d[wl + 1] != ' ')
-                return false;
-        for (size_t i = wl + 2; i < len; i++)
-                if (d[i] < '0' || d[i] > '9')
-                        return false;
-        return true;
-}
-
 void dm_keys_run(int64_t now_us) {
         bool due = false;
         for (key_job *j = key_jobs; j; j = j->next)
@@ -571,24 +616,6 @@ void dm_keys_run(int64_t now_us) {
                         due = true;
         if (!due)
                 return;
-        char *text = NULL;
-        size_t size = 0, cap = 0;
-        int fd = open("/proc/keys", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-                for (;;) {
-                        if (size + 4096 > cap) {
-                                char *n = realloc(text, cap = cap ? cap * 2 : 65536);
-                                if (!n)
-                                        break;
-                                text = n;
-                        }
-                        ssize_t k = read(fd, text + size, cap - size);
-                        if (k <= 0)
-                                break;
-                        size += (size_t) k;
-                }
-                close(fd);
-        }
         for (key_job **pp = &key_jobs; *pp;) {
                 key_job *j = *pp;
                 if (j->when_us > now_us) {
@@ -596,42 +623,26 @@ void dm_keys_run(int64_t now_us) {
                         continue;
                 }
                 *pp = j->next;
-                size_t dl = strlen(j->desc);
-                bool found = false;
-                for (size_t off = 0; text && off < size;) {
-                        const char *nl = memchr(text + off, '\n', size - off);
-                        size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
-                        nsid_proc_keys_entry e;
-                        if (nsid_proc_keys_parse_line(text + off, ll, &e) >= 0 &&
-                            strcmp(e.type, "id_legacy") == 0 &&
-                            legacy_desc_matches(e.description, e.description_len, j->desc, dl)) {
-                                dm_ns *ns = dm_ns_find(&j->ns_id);
-                                found = true;
-                                if (syscall(SYS_keyctl, KEYCTL_INVALIDATE_, e.serial) == 0) {
-                                        if (ns)
-                                                ns->stats.keys_invalidated++;
-                                        dm_log(LOG_DEBUG, ns, "invalidated key %d (%s): the "
-                                               "answer is specific to this namespace",
-                                               e.serial, j->desc);
-                                } else
-                                        dm_log(LOG_WARNING, ns, "cannot invalidate key %d (%s):"
-                                               " %s", e.serial, j->desc, strerror(errno));
-                        }
-                        off += ll + 1;
+                dm_ns *ns = dm_ns_find(&j->ns_id);
+                unsigned failed = 0;
+                int n = nsid_keyring_invalidate_keys(".id_resolver", 0, "id_legacy", j->desc,
+                                                     &failed);
+                if (n > 0) {
+                        if (ns)
+                                ns->stats.keys_invalidated += (unsigned) n;
+                        dm_log(LOG_DEBUG, ns, "invalidated %d id_legacy key%s %s: the answer "
+                               "is specific to this namespace", n, n == 1 ? "" : "s", j->desc);
                 }
-                if (!found) {
-                        dm_log(LOG_INFO, dm_ns_find(&j->ns_id), "no id_legacy key %s in "
-                               "/proc/keys (%zu bytes read) to invalidate", j->desc, size);
-                        for (size_t off = 0; text && off < size;) {
-                                const char *nl = memchr(text + off, '\n', size - off);
-                                size_t ll = nl ? (size_t) (nl - (text + off)) : size - off;
-                                if (memmem(text + off, ll, "id_", 3) || memmem(text + off, ll, "labalice", 8))
-                                        dm_log(LOG_DEBUG, NULL, "/proc/keys: %.*s", (int) ll, text + off);
-                                off += ll + 1;
-                        }
-                }
+                if (failed > 0)
+                        dm_log(LOG_WARNING, ns, "cannot invalidate %u id_legacy key%s %s",
+                               failed, failed == 1 ? "" : "s", j->desc);
+                else if (n == 0)
+                        dm_log(LOG_INFO, ns, "no id_legacy key %s in .id_resolver to "
+                               "invalidate", j->desc);
+                else if (n < 0)
+                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy key %s: %s",
+                               j->desc, strerror(-n));
                 free(j);
         }
-        free(text);
         arm_key_timer();
 }

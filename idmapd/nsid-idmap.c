@@ -90,6 +90,7 @@ enum {
         OPT_LOG_FILE,
         OPT_DNS_TIMEOUT,
         OPT_TEST_PREFIX,
+        OPT_TEST_REQUESTER_PID_FILE,
         OPT_MAX_TIME,
         OPT_DAEMON_SOCKET,
         OPT_DAEMON_TIMEOUT,
@@ -144,6 +145,10 @@ int main(int argc, char **argv) {
                 /* Test seam (see nsid-idmap(8), TESTING): answer `user` keys whose
                  * description is PREFIX followed by an id_resolver description. */
                 { "test-user-prefix", required_argument, NULL, OPT_TEST_PREFIX },
+                /* Test seam: the requester's pid is read from this file (waited for up to
+                 * 3 s) instead of from /proc/keys; only with --test-user-prefix. */
+                { "test-requester-pid-file", required_argument, NULL,
+                  OPT_TEST_REQUESTER_PID_FILE },
                 {}
         };
         idmap_opts o = {
@@ -250,12 +255,17 @@ int main(int argc, char **argv) {
                 case OPT_TEST_PREFIX:
                         o.test_prefix = optarg;
                         break;
+                case OPT_TEST_REQUESTER_PID_FILE:
+                        requester_test_pid_file = optarg;
+                        break;
                 default:
                         usage_error = true;
                         break;
                 }
         }
 
+        if (requester_test_pid_file && !o.test_prefix)
+                usage_error = true; /* a test seam only in test mode */
         bool admin = clear || domain || list || name;
         bool is_dns = !admin && optind < argc && strcmp(argv[optind], "dns") == 0;
 

@@ -73,7 +73,8 @@ int keyctl_describe_buf(key_serial_t id, char *buf, size_t size);
 /* The process that called request_key(), found through the .request_key_auth key in the
  * helper's session keyring and /proc/keys, pinned with a pidfd. */
 typedef struct requester {
-        pid_t pid;
+        pid_t pid;       /* the process (thread group) */
+        pid_t tid;       /* the thread that made the request (the pid /proc/keys shows) */
         int pidfd;       /* pins the requester (-1 when not found) */
         nsid_proc *proc; /* made from pidfd when first needed: requester_proc() */
         key_serial_t auth_key;
@@ -84,6 +85,9 @@ typedef struct requester {
 } requester;
 
 int requester_find(key_serial_t target, requester *ret);
+/* Test seam (--test-requester-pid-file, with --test-user-prefix only): the requester's pid
+ * is read from this file instead of from /proc/keys, then checked like any other. */
+extern const char *requester_test_pid_file;
 /* The requester as a libnsid process (its namespaces, a worker in them): 0, or -errno when
  * it was not found or has exited. */
 int requester_proc(requester *r);

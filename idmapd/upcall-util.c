@@ -379,6 +379,66 @@ static int proc_keys_read_as_nobody(char *buf, size_t size, char **ret, char **r
         return proc_keys_read(buf, size, ret, ret_heap, ret_size);
 }
 
+/* The test seam --test-requester-pid-file: a pid written by the test, waited for up to
+ * 3 s (the test starts the process it names after this helper). */
+const char *requester_test_pid_file;
+
+static int test_pid_from_file(const char *path, pid_t *ret) {
+        char buf[32];
+        for (int i = 0; i < 300; i++) {
+                int n = read_small_file(path, buf, sizeof(buf));
+                while (n > 0 && buf[n - 1] == '\n')
+                        n--;
+                if (n > 0) {
+                        uint64_t v;
+                        buf[n] = '\0';
+                        if (parse_uint_strict(buf, 4194304, &v) < 0 || v == 0)
+                                return -EINVAL;
+                        *ret = (pid_t) v;
+                        logmsg(LOG_WARNING, "test seam: requester pid %d from %s", (int) v, path);
+                        return 0;
+                }
+                usleep(10000);
+        }
+        return -ETIMEDOUT;
+}
+
+/* The process (thread group) of task tid, from /proc/TID/status: /proc/TID exists for every
+ * thread, listed or not. Its first 512 bytes hold the Tgid line (the fourth, after Name,
+ * Umask and State). */
+static int task_tgid(pid_t tid, pid_t *ret) {
+        char path[64], p[24], buf[512];
+        fmt_u64(p, (uint64_t) tid);
+        (void) fmt_join(path, sizeof(path), "/proc/", p, "/status", NULL);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        int e = n < 0 ? -errno : 0;
+        close(fd);
+        if (n < 0)
+                return e == -ESRCH ? -ESRCH : e;
+        return proc_status_parse_tgid(buf, (size_t) n, ret) < 0 ? -EBADMSG : 0;
+}
+
+/* The start time (clock ticks since boot) of thread tid of process tgid, from
+ * /proc/TGID/task/TID/stat (-ENOENT when that process has no such thread); tgid 0: this
+ * process's. */
+static int task_starttime(pid_t tgid, pid_t tid, uint64_t *ret) {
+        char path[96], a[24], b[24], buf[1024];
+        if (tgid == 0)
+                snprintf(path, sizeof(path), "/proc/self/stat");
+        else {
+                fmt_u64(a, (uint64_t) tgid);
+                fmt_u64(b, (uint64_t) tid);
+                (void) fmt_join(path, sizeof(path), "/proc/", a, "/task/", b, "/stat", NULL);
+        }
+        int n = read_small_file(path, buf, sizeof(buf));
+        if (n < 0)
+                return n;
+        return proc_stat_parse_starttime(buf, (size_t) n, ret) < 0 ? -EBADMSG : 0;
+}
+
 int requester_find(key_serial_t target, requester *ret) {
         requester r = { .pidfd = -1, .net_initial = -ENODATA, .user_initial = -ENODATA,
                         .mnt_initial = -ENODATA, .mnt_owner_initial = -ENODATA };
@@ -422,18 +482,57 @@ int requester_find(key_serial_t target, requester *ret) {
                 return k;
         if (t != target)
                 return -EBADMSG;
+        if (requester_test_pid_file) {
+                k = test_pid_from_file(requester_test_pid_file, &pid);
+                if (k < 0)
+                        return k;
+        }
+        /* The pid /proc/keys shows is the requesting thread's id (request_key_auth_new():
+         * current->pid); the process is its thread group, and a pidfd pins only a thread
+         * group leader on these kernels (EINVAL for another thread). Then the pid must
+         * still be the requester's, not a recycled one (an authority key outlives a
+         * requester killed during the upcall), by its start time. */
+        pid_t tgid;
+        k = task_tgid(pid, &tgid);
+        if (k < 0)
+                return k;
         /* pinned by a pidfd; a libnsid process object (an allocation and an open of its
          * /proc directory) only when its namespaces must be opened, requester_proc() */
-        r.pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r.pidfd = (int) syscall(SYS_pidfd_open, tgid, 0);
         if (r.pidfd < 0)
                 return errno == EINVAL ? -ESRCH : -errno;
+        /* The pinned process must have that thread, started no later than this helper:
+         * the kernel starts the helper while the requester waits in request_key(), so the
+         * requesting thread is older than the helper, and any task started after the
+         * helper cannot be it (its pid was recycled). The bound is the helper's own start
+         * time: the authority key's creation, the tighter bound, is not shown to userspace
+         * (neither KEYCTL_DESCRIBE nor /proc/keys has it). Both are clock ticks since boot
+         * (10 ms): a task started in the helper's very tick passes, which would need the
+         * pid allocator to come round to that pid within 10 ms of the requester's death. */
+        uint64_t started, helper_started;
+        k = task_starttime(tgid, pid, &started);
+        if (k >= 0)
+                k = task_starttime(0, 0, &helper_started);
+        if (k >= 0 && started > helper_started) {
+                logmsg(LOG_WARNING, "requester pid %d started after this helper (at tick %llu, "
+                       "the helper at %llu): the requester has exited and its pid was "
+                       "reused; not taken as the requester", (int) pid,
+                       (unsigned long long) started, (unsigned long long) helper_started);
+                k = -ESRCH;
+        }
+        if (k < 0) {
+                close(r.pidfd);
+                return k == -ENOENT ? -ESRCH : k;
+        }
         /* The auth key must still be there once the pid is pinned: the pid we read belongs
          * to a task that was waiting for this very key. */
         if (keyctl_describe(r.auth_key, NULL, 0) < 0) {
                 close(r.pidfd);
                 return -EKEYREVOKED;
         }
-        r.pid = pid;
+        r.pid = tgid;
+        r.tid = pid;
+        pid = tgid;
 
         /* its name (at most 16 bytes and a newline: one read), for the log; like the
          * namespaces below, read by path and vouched for by the pidfd check after them */
@@ -494,12 +593,16 @@ const char *requester_describe(const requester *r, int find_error, char *buf, si
         }
         /* "requester pid %d (%s) net:[%llu]%s user:[%llu]%s mnt:[%llu]%s", without printf
          * (a line of every upcall) */
-        char pid[24], net[24], user[24], mnt[24];
+        char pid[24], tid[40] = "", net[24], user[24], mnt[24];
         fmt_u64(pid, (uint64_t) r->pid);
+        if (r->tid > 0 && r->tid != r->pid) {
+                memcpy(tid, " thread ", 8);
+                fmt_u64(tid + 8, (uint64_t) r->tid);
+        }
         fmt_u64(net, r->net_ino);
         fmt_u64(user, r->user_ino);
         fmt_u64(mnt, r->mnt_ino);
-        if (fmt_join(buf, size, "requester pid ", pid, " (", r->comm, ") net:[", net, "]",
+        if (fmt_join(buf, size, "requester pid ", pid, tid, " (", r->comm, ") net:[", net, "]",
                      r->net_initial == 1 ? "(host)" : "", " user:[", user, "]",
                      r->user_initial == 1 ? "(host)" : "", " mnt:[", mnt, "]",
                      r->mnt_initial == 1 ? "(host)" : "", NULL) < 0)

@@ -9,6 +9,7 @@
 #include <nsid/keyring.h>
 
 #include "macro.h"
+#include "parse-util.h"
 
 /* The kernel's layout on every Linux ABI: byte fields, the name, then the aligned u32. */
 _Static_assert(offsetof(nsid_idmap_msg, im_type) == 0, "im_type offset");
@@ -47,7 +48,12 @@ _public_ int nsid_idmap_msg_parse_upcall(const void *buf, size_t size, nsid_idma
         rq.conv = m.im_conv;
         if (m.im_conv == NSID_IDMAP_CONV_NAMETOID) {
                 l = name_field_len(m.im_name);
-                if (l < 0 || nsid_idmap_name_check(m.im_name, (size_t) l) < 0)
+                /* 127 bytes fill im_name up to its NUL: the kernel's match_strlcpy() cuts a
+                 * longer owner to that length without a word, so the name may not be the
+                 * one the key asks about (an answer for it would be cached for the other) */
+                if (l < 0 || l == NSID_IDMAP_NAMESZ - 1 ||
+                    nsid_idmap_name_check(m.im_name, (size_t) l) < 0 ||
+                    !utf8_valid(m.im_name, (size_t) l))
                         return -EINVAL;
                 memcpy(rq.name, m.im_name, (size_t) l + 1);
         } else {
@@ -114,6 +120,27 @@ _public_ int nsid_idmap_msg_build_failure(const nsid_idmap_request *req, uint8_t
                 memcpy(m.im_name, req->name, strlen(req->name) + 1);
         else
                 m.im_id = req->id;
+        m.im_status = status ? status : NSID_IDMAP_STATUS_LOOKUPFAIL;
+        *ret = m;
+        return 0;
+}
+
+_public_ int nsid_idmap_msg_build_failure_raw(const void *buf, size_t size, uint8_t status,
+                                              nsid_idmap_msg *ret) {
+        nsid_idmap_msg in, m;
+
+        assert_return(buf || size == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(!(status & NSID_IDMAP_STATUS_SUCCESS), -EINVAL);
+        memset(&in, 0, sizeof(in));
+        if (size > 0)
+                memcpy(&in, buf, size < sizeof(in) ? size : sizeof(in));
+        /* field by field: the padding after im_status stays 0 */
+        memset(&m, 0, sizeof(m));
+        m.im_type = in.im_type;
+        m.im_conv = in.im_conv;
+        memcpy(m.im_name, in.im_name, sizeof(m.im_name));
+        m.im_id = in.im_id;
         m.im_status = status ? status : NSID_IDMAP_STATUS_LOOKUPFAIL;
         *ret = m;
         return 0;

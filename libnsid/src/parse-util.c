@@ -83,3 +83,43 @@ int split_fields(const char *line, size_t len, const char **f, size_t *fl, size_
         }
         return (int) k;
 }
+
+bool utf8_valid(const void *p, size_t len) {
+        const unsigned char *s = p;
+        size_t i = 0;
+        while (i < len) {
+                unsigned char c = s[i];
+                size_t n;
+                unsigned char lo = 0x80, hi = 0xbf;
+
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                }
+                if (c >= 0xc2 && c <= 0xdf)
+                        n = 1;
+                else if (c >= 0xe0 && c <= 0xef) {
+                        n = 2;
+                        if (c == 0xe0)
+                                lo = 0xa0;
+                        else if (c == 0xed)
+                                hi = 0x9f;
+                } else if (c >= 0xf0 && c <= 0xf4) {
+                        n = 3;
+                        if (c == 0xf0)
+                                lo = 0x90;
+                        else if (c == 0xf4)
+                                hi = 0x8f;
+                } else
+                        return false;
+                if (len - i <= n)
+                        return false;
+                if (s[i + 1] < lo || s[i + 1] > hi)
+                        return false;
+                for (size_t k = 2; k <= n; k++)
+                        if (s[i + k] < 0x80 || s[i + k] > 0xbf)
+                                return false;
+                i += n + 1;
+        }
+        return true;
+}

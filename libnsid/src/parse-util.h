@@ -4,6 +4,7 @@
 #ifndef NSID_PARSE_UTIL_H
 #define NSID_PARSE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,9 @@ int parse_pid(const char *s, int *ret);
  * number of fields, or -EINVAL for an empty line, an empty field (a blank at either end or
  * two in a row), more than max fields, or a '\n' or NUL inside. */
 int split_fields(const char *line, size_t len, const char **f, size_t *fl, size_t max);
+
+/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF; len
+ * bytes (NUL is a valid character here: callers check for it themselves). */
+bool utf8_valid(const void *s, size_t len);
 
 #endif

@@ -162,3 +162,54 @@ int pidfd_check_alive(int pidfd) {
                 return -EBADF;
         return 0;
 }
+
+int proc_stat_parse_starttime(const char *text, size_t len, uint64_t *ret) {
+        const char *p = NULL, *end = text + len;
+        uint64_t v;
+
+        if (!text || !ret)
+                return -EINVAL;
+        for (const char *q = text; q < end; q++) /* the last ')' ends the command name */
+                if (*q == ')')
+                        p = q;
+        if (!p || p + 1 >= end || p[1] != ' ')
+                return -EINVAL;
+        p += 2; /* field 3, the state */
+        for (int field = 3; field < 22; field++) {
+                const char *sp = memchr(p, ' ', (size_t) (end - p));
+                if (!sp || sp == p)
+                        return -EINVAL;
+                p = sp + 1;
+        }
+        const char *fe = p;
+        while (fe < end && *fe != ' ' && *fe != '\n')
+                fe++;
+        if (parse_u64_n(p, (size_t) (fe - p), UINT64_MAX, &v) < 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int proc_status_parse_tgid(const char *text, size_t len, pid_t *ret) {
+        static const char key[] = "Tgid:";
+        uint64_t v;
+
+        if (!text || !ret)
+                return -EINVAL;
+        for (size_t off = 0; off < len;) {
+                const char *nl = memchr(text + off, '\n', len - off);
+                size_t ll = nl ? (size_t) (nl - (text + off)) : len - off;
+                const char *l = text + off;
+                if (ll > sizeof(key) - 1 && memcmp(l, key, sizeof(key) - 1) == 0) {
+                        size_t i = sizeof(key) - 1;
+                        while (i < ll && (l[i] == '\t' || l[i] == ' '))
+                                i++;
+                        if (parse_u64_n_canonical(l + i, ll - i, 4194304, &v) < 0 || v == 0)
+                                return -EINVAL;
+                        *ret = (pid_t) v;
+                        return 0;
+                }
+                off += ll + 1;
+        }
+        return -EINVAL;
+}

@@ -41,4 +41,15 @@ int pidfd_check_alive(int pidfd);
 /* The pid a pidfd refers to, from /proc/self/fdinfo ("Pid:" line); -ESRCH if it exited. */
 int pidfd_get_pid(int pidfd, pid_t *ret);
 
+/* Field 22 of /proc/PID/stat (or /proc/PID/task/TID/stat), the task's start time in clock
+ * ticks since boot, from len bytes of that file's text. The second field, the command name
+ * in parentheses, is chosen by the process and may hold blanks and ')': fields are counted
+ * from the last ')'. -EINVAL when the text is not of that form. */
+int proc_stat_parse_starttime(const char *text, size_t len, uint64_t *ret);
+
+/* The "Tgid:" line of /proc/PID/status (the thread group, i.e. the process, of task PID),
+ * from len bytes of that file's text (the command name on its first line is escaped by the
+ * kernel, so no line can be forged). -EINVAL when there is none or it is malformed. */
+int proc_status_parse_tgid(const char *text, size_t len, pid_t *ret);
+
 #endif

@@ -17,6 +17,7 @@
 #include "nsid/file.h"
 #include "nsid/userdb.h"
 #include "parse-util.h"
+#include "siphash.h"
 #include "userdb-internal.h"
 
 /* 20 bytes: a hostile file of many tiny lines costs a few times its size, not tens. */
@@ -69,46 +70,6 @@ static bool is_blank(char c) {
         return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t len) {
-        size_t i = 0;
-        while (i < len) {
-                unsigned char c = s[i];
-                size_t n;
-                unsigned char lo = 0x80, hi = 0xbf;
-
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                }
-                if (c >= 0xc2 && c <= 0xdf)
-                        n = 1;
-                else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        if (c == 0xe0)
-                                lo = 0xa0;
-                        else if (c == 0xed)
-                                hi = 0x9f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        if (c == 0xf0)
-                                lo = 0x90;
-                        else if (c == 0xf4)
-                                hi = 0x8f;
-                } else
-                        return false;
-                if (len - i <= n)
-                        return false;
-                if (s[i + 1] < lo || s[i + 1] > hi)
-                        return false;
-                for (size_t k = 2; k <= n; k++)
-                        if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-                                return false;
-                i += n + 1;
-        }
-        return true;
-}
-
 bool userdb_name_valid(const char *s, size_t len) {
         bool all_digits = true;
 
@@ -128,7 +89,7 @@ bool userdb_name_valid(const char *s, size_t len) {
         }
         if (all_digits)
                 return false;
-        return utf8_valid((const unsigned char *) s, len);
+        return utf8_valid(s, len);
 }
 
 /* An id field: plain decimal, 0 .. 4294967294. */
@@ -144,76 +105,6 @@ static int parse_id(const char *s, size_t len, uint32_t *ret) {
         return 0;
 }
 
-/* SipHash-2-4 (Aumasson, Bernstein), written from the paper. */
-static uint64_t rotl64(uint64_t x, unsigned b) {
-        return (x << b) | (x >> (64 - b));
-}
-
-#define SIPROUND                                                                               \
-        do {                                                                                   \
-                v0 += v1;                                                                      \
-                v1 = rotl64(v1, 13);                                                           \
-                v1 ^= v0;                                                                      \
-                v0 = rotl64(v0, 32);                                                           \
-                v2 += v3;                                                                      \
-                v3 = rotl64(v3, 16);                                                           \
-                v3 ^= v2;                                                                      \
-                v0 += v3;                                                                      \
-                v3 = rotl64(v3, 21);                                                           \
-                v3 ^= v0;                                                                      \
-                v2 += v1;                                                                      \
-                v1 = rotl64(v1, 17);                                                           \
-                v1 ^= v2;                                                                      \
-                v2 = rotl64(v2, 32);                                                           \
-        } while (0)
-
-static uint64_t load_le64(const uint8_t *p) {
-        uint64_t v = 0;
-        for (int i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-static uint64_t siphash24(const void *data, size_t len, const uint8_t key[16]) {
-        const uint8_t *p = data, *end = p + (len & ~(size_t) 7);
-        uint64_t k0 = load_le64(key), k1 = load_le64(key + 8);
-        uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-        uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-        uint64_t b = (uint64_t) len << 56;
-
-        for (; p != end; p += 8) {
-                uint64_t m = load_le64(p);
-                v3 ^= m;
-                SIPROUND;
-                SIPROUND;
-                v0 ^= m;
-        }
-        for (size_t i = 0; i < (len & 7); i++)
-                b |= (uint64_t) p[i] << (8 * i);
-        v3 ^= b;
-        SIPROUND;
-        SIPROUND;
-        v0 ^= b;
-        v2 ^= 0xff;
-        SIPROUND;
-        SIPROUND;
-        SIPROUND;
-        SIPROUND;
-        return v0 ^ v1 ^ v2 ^ v3;
-}
-
-static void random_key(uint8_t key[16]) {
-        ssize_t n = getrandom(key, 16, GRND_NONBLOCK);
-        if (n == 16)
-                return;
-        /* No entropy yet (early boot): still unpredictable enough to spread a table. */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t a = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 32) ^ (uintptr_t) key;
-        uint64_t b = (uint64_t) getpid() * 0x9e3779b97f4a7c15ULL ^ (uintptr_t) &ts;
-        memcpy(key, &a, 8);
-        memcpy(key + 8, &b, 8);
-}
 
 static void table_done(table *t) {
         free(t->text);
@@ -360,7 +251,7 @@ static int table_parse_take(table *t, nsid_userdb_file which, char *owned_text, 
         size_t cap = 0, pos = 0;
         int r;
 
-        random_key(t->key);
+        siphash_random_key(t->key);
         t->text = owned_text;
         t->text[size] = '\0';
         t->present = true;

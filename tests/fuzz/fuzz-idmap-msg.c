@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* struct idmap_msg upcalls (a pipe's bytes: 140 for the upcall, then 140 as a candidate
  * downcall). Invariants: an accepted upcall always gets a reply the kernel's checks accept,
- * and a failure reply that the kernel reads as a failure. */
+ * and a failure reply that the kernel reads as a failure; a refused one gets a failure
+ * (nsid_idmap_msg_build_failure_raw) echoing its type and conv. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size > 1024)
                 return 0;
         size_t up = size < NSID_IDMAP_MSG_SIZE ? size : NSID_IDMAP_MSG_SIZE;
-        if (nsid_idmap_msg_parse_upcall(data, size == 280 ? 140 : size, &rq) < 0)
+        if (nsid_idmap_msg_parse_upcall(data, size == 280 ? 140 : size, &rq) < 0) {
+                /* refused, and answered all the same: a failure the kernel completes the
+                 * upcall with (no SUCCESS bit), echoing type and conv */
+                CHECK(nsid_idmap_msg_build_failure_raw(data, size, 0, &out) == 0);
+                CHECK(!(out.im_status & NSID_IDMAP_STATUS_SUCCESS) && out.im_status != 0);
+                CHECK(size < 1 || out.im_type == data[0]);
+                CHECK(size < 2 || out.im_conv == data[1]);
                 return 0;
+        }
+        CHECK(strlen(rq.name) < NSID_IDMAP_NAMESZ - 1); /* 127 bytes may be a cut name */
         CHECK(rq.type <= 1 && rq.conv <= 1);
         if (rq.conv == NSID_IDMAP_CONV_NAMETOID) {
                 CHECK(strlen(rq.name) > 0 && strlen(rq.name) < NSID_IDMAP_NAMESZ);

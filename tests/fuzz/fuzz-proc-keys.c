@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* /proc/keys text (descriptions in it are chosen by any process that adds a key) and the
- * .request_key_auth description. */
+ * .request_key_auth description; and what requester discovery reads of the pid found there:
+ * /proc/PID/stat (the command name in it is the process's choice) and /proc/PID/status. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <nsid/keyring.h>
 
 #include "fuzz-check.h"
+#include "proc-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *s = (const char *) data, *end = s + size;
@@ -48,5 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (nsid_reqkey_auth_parse(s, size, &target, &pid, &ci) == 0)
                 CHECK(target > 0 && pid > 0 && ci <= 1024 * 1024);
+        uint64_t start;
+        (void) proc_stat_parse_starttime(s, size, &start);
+        if (proc_status_parse_tgid(s, size, &pid) == 0)
+                CHECK(pid > 0 && pid <= 4194304);
         return 0;
 }

@@ -138,6 +138,60 @@ grep -q "has a mount namespace owned by a non-initial user namespace" "$T/log" &
         pass "log says why the policy was not applied (mount namespace owner)" || fail "no mntns-owner log line"
 : >"$T/nsid.conf"
 
+# --- requester discovery: the pid /proc/keys shows is a thread id --------------------------
+# request_key(2) from a thread that is not the main one: the requester is its process (the
+# pid /proc/keys shows is the thread's; pidfd_open() refuses a thread that is not a group
+# leader, so it must be mapped to the process first).
+read -r tpid ttid tkey < <(keyctl session - python3 -c '
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 249, "aarch64": 218, "riscv64": 218, "i686": 287, "armv7l": 310}[os.uname().machine]
+res = {}
+def ask():
+    res["tid"] = threading.get_native_id()
+    res["key"] = libc.syscall(ctypes.c_long(nr), b"user", sys.argv[1].encode(), b"",
+                              ctypes.c_long(-3)) # KEY_SPEC_SESSION_KEYRING
+t = threading.Thread(target=ask); t.start(); t.join()
+print(os.getpid(), res["tid"], res["key"])' "$P:uid:bin@example.test" 2>/dev/null | grep -v '^Joined')
+if [ -n "${ttid:-}" ] && [ "$ttid" != "$tpid" ] && [ "${tkey:--1}" -gt 0 ]; then
+        if grep -q "uid:bin@example.test -> 2 (host context.*; requester pid $tpid thread $ttid (python3)" "$T/log"; then
+                pass "request from thread $ttid of process $tpid: the requester is the process"
+        else
+                fail "request from thread $ttid of process $tpid not attributed to it: $(grep "uid:bin@example.test -> 2" "$T/log" | tail -n 1)"
+        fi
+else
+        fail "threaded request_key failed: pid '$tpid' tid '${ttid:-}' key '${tkey:-}'"
+fi
+
+# A requester pid that names a process started after the request (the requester exited
+# during the upcall and its pid was reused) is not the requester. Recycling a given pid on
+# purpose is not possible here, so the helper's test seam --test-requester-pid-file (with
+# --test-user-prefix only) hands it the pid of a process this wrapper starts after starting
+# the helper, in place of the pid from /proc/keys; everything after that is the real check.
+cat >"$T/wrap-recycled.sh" <<WRAP
+#!/bin/sh
+"$bin" "\$@" &
+h=\$!
+sleep 0.2
+sleep 30 </dev/null >/dev/null 2>&1 &
+echo \$! >"$T/fakepid.tmp" && mv "$T/fakepid.tmp" "$T/fakepid"
+wait \$h
+echo "exit=\$? \$*" >>"$T/status"
+WRAP
+chmod 755 "$T/wrap-recycled.sh"
+rm -f "$T/fakepid"
+echo "create user $P:* * $T/wrap-recycled.sh --test-user-prefix=$P: --test-requester-pid-file=$T/fakepid --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$T/no-daemon.sock -t 30 %k %d" >"$rule"
+expect "recycled requester pid: the host's answer all the same" "$(req_host uid:bin@example.test)" "2~"
+fake=$(cat "$T/fakepid" 2>/dev/null || echo none)
+kill "$fake" 2>/dev/null || true
+if grep -q "requester pid $fake started after this helper" "$T/log" &&
+        grep "uid:bin@example.test -> 2 (host context" "$T/log" | tail -n 1 | grep -q "requester unknown (No such process)"; then
+        pass "a requester pid started after the request (pid $fake) is rejected"
+else
+        fail "recycled requester pid $fake was not rejected: $(grep -e "pid $fake" -e "uid:bin@example.test -> 2" "$T/log" | tail -n 2)"
+fi
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$T/no-daemon.sock -t 30 %k %d" >"$rule"
+
 # --- hostile descriptions: rejected, logged, exit status 1 ------------------------------
 long1025=$(head -c 1025 /dev/zero | tr '\0' a)
 long4k=$(head -c 4000 /dev/zero | tr '\0' x)

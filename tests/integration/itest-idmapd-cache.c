@@ -318,12 +318,172 @@ static void test_memory(void **state) {
         assert_true(freed.uordblks <= before.uordblks + 65536);
 }
 
+/* ---- the hash is keyed (issue 20, item 9): names come from remote peers ---- */
+
+/* The unkeyed hash the cache used before (32-bit FNV-1a, then a mixer, 24 bits): anyone
+ * could compute it, so an NFS server could choose owner names that all land on one probe
+ * chain of a namespace's cache. Here it finds such names. */
+static uint32_t old_hash_name(const char *name) {
+        uint32_t h = 2166136261u;
+        for (const unsigned char *p = (const unsigned char *) name; *p; p++)
+                h = (h ^ *p) * 16777619u;
+        h ^= h >> 15;
+        h *= 0x2c1b3c6du;
+        h ^= h >> 12;
+        return h & 0x00ffffffu;
+}
+
+/* The 24-bit hash a cache stored for a name it holds. */
+static uint32_t stored_hash(dm_cache *c, const char *name) {
+        dm_query q = qname(NSID_IDMAP_KEY_UID, name);
+        int64_t pos = find(c, &q, hash_query(c, &q));
+        assert_true(pos >= 0);
+        return c->e[c->slots[pos] - 1].hm >> 8;
+}
+
+/* The longest distance of an entry from its home slot (linear probing). */
+static uint32_t max_probe(const dm_cache *c) {
+        uint32_t worst = 0;
+        for (uint32_t i = 0; i <= c->mask; i++) {
+                uint32_t s = c->slots[i];
+                if (!s)
+                        continue;
+                uint32_t d = (i - home(c, c->e[s - 1].hm)) & c->mask;
+                if (d > worst)
+                        worst = d;
+        }
+        return worst;
+}
+
+static void test_keyed_hash(void **state) {
+        (void) state;
+        dm_cache *c1 = dm_cache_new(), *c2 = dm_cache_new();
+        dm_answer a;
+        uint32_t ttl;
+        int64_t now = 1000 * S;
+        char name[64];
+
+        /* 1. the same name hashes differently in two caches (each has its own random key:
+         * a 2^-24 chance per name of being equal, so 8 names never all agree), and lookups
+         * work in both */
+        int same = 0;
+        for (int i = 0; i < 8; i++) {
+                snprintf(name, sizeof(name), "user%d@example.test", i);
+                dm_query q = qname(NSID_IDMAP_KEY_UID, name);
+                dm_cache_put(c1, &q, &(dm_answer) { .id = 1000u + (uint32_t) i }, now + 60 * S);
+                dm_cache_put(c2, &q, &(dm_answer) { .id = 2000u + (uint32_t) i }, now + 60 * S);
+                same += stored_hash(c1, name) == stored_hash(c2, name);
+                assert_int_equal(dm_cache_get(c1, &q, now, &a, &ttl), 1);
+                assert_int_equal(a.id, 1000u + (uint32_t) i);
+                assert_int_equal(dm_cache_get(c2, &q, now, &a, &ttl), 1);
+                assert_int_equal(a.id, 2000u + (uint32_t) i);
+        }
+        printf("keyed hash: %d of 8 names hash the same in two caches\n", same);
+        assert_true(same < 8);
+        /* the key survives a flush (the cache is emptied, not re-keyed into a known state) */
+        snprintf(name, sizeof(name), "user0@example.test");
+        uint32_t before = stored_hash(c1, name);
+        dm_cache_flush(c1);
+        dm_query q0 = qname(NSID_IDMAP_KEY_UID, name);
+        dm_cache_put(c1, &q0, &(dm_answer) { .id = 7 }, now + 60 * S);
+        assert_int_equal(stored_hash(c1, name), before);
+        dm_cache_free(c1);
+        dm_cache_free(c2);
+
+        /* 2. names chosen to collide under the old hash: a full 24-bit collision (birthday
+         * search), and 256 names on one home slot of a 4,096-slot table */
+        char pa[64] = "", pb[64] = "";
+        {
+                enum { N = 1u << 14 };
+                uint32_t *seen = calloc(1u << 24 >> 5, sizeof(uint32_t));
+                uint32_t *who = calloc(N, sizeof(uint32_t));
+                assert_non_null(seen);
+                assert_non_null(who);
+                for (uint32_t i = 0; i < 4 * N && !pa[0]; i++) {
+                        snprintf(name, sizeof(name), "o%u@evil.test", i);
+                        uint32_t h = old_hash_name(name);
+                        if (seen[h >> 5] & (1u << (h & 31))) {
+                                for (uint32_t j = 0; j < i; j++) {
+                                        char other[64];
+                                        snprintf(other, sizeof(other), "o%u@evil.test", j);
+                                        if (old_hash_name(other) == h) {
+                                                snprintf(pa, sizeof(pa), "%s", other);
+                                                snprintf(pb, sizeof(pb), "%s", name);
+                                                break;
+                                        }
+                                }
+                        }
+                        seen[h >> 5] |= 1u << (h & 31);
+                }
+                free(seen);
+                free(who);
+        }
+        assert_true(pa[0] && old_hash_name(pa) == old_hash_name(pb));
+        dm_cache *c = dm_cache_new();
+        dm_query qa = qname(NSID_IDMAP_KEY_UID, pa), qb = qname(NSID_IDMAP_KEY_UID, pb);
+        dm_cache_put(c, &qa, &(dm_answer) { .id = 1 }, now + 60 * S);
+        dm_cache_put(c, &qb, &(dm_answer) { .id = 2 }, now + 60 * S);
+        printf("old-hash collision \"%s\" / \"%s\": %s\n", pa, pb,
+               stored_hash(c, pa) == stored_hash(c, pb) ? "still collides" : "no longer collides");
+        assert_int_not_equal(stored_hash(c, pa), stored_hash(c, pb));
+        assert_int_equal(dm_cache_get(c, &qa, now, &a, &ttl), 1);
+        assert_int_equal(a.id, 1);
+        assert_int_equal(dm_cache_get(c, &qb, now, &a, &ttl), 1);
+        assert_int_equal(a.id, 2);
+        dm_cache_flush(c);
+
+        /* 256 names whose old hash has the same low 12 bits: one home slot while the index
+         * has 4,096 slots (1,537 to 3,072 entries; filled with other answers first) */
+        for (uint32_t i = 0; i < 2500; i++) {
+                dm_query q = qid(NSID_IDMAP_KEY_USER, 100000 + i);
+                dm_answer n = {};
+                snprintf(n.name, sizeof(n.name), "u%u@example.test", i);
+                dm_cache_put(c, &q, &n, now + 60 * S);
+        }
+        char (*evil)[32] = calloc(256, 32);
+        assert_non_null(evil);
+        uint32_t found = 0;
+        for (uint32_t i = 0; found < 256; i++) {
+                snprintf(evil[found], 32, "e%u@evil.test", i);
+                if ((old_hash_name(evil[found]) & 0xfff) == 0x5a5)
+                        found++;
+        }
+        for (uint32_t i = 0; i < 256; i++) {
+                dm_query q = qname(NSID_IDMAP_KEY_UID, evil[i]);
+                dm_cache_put(c, &q, &(dm_answer) { .id = 5000 + i }, now + 60 * S);
+        }
+        assert_int_equal(c->mask + 1, 4096);
+        /* their home slots now: about 248 distinct expected (256 balls in 4,096 bins) */
+        uint8_t *used = calloc(4096, 1);
+        assert_non_null(used);
+        uint32_t distinct = 0;
+        for (uint32_t i = 0; i < 256; i++) {
+                dm_query q = qname(NSID_IDMAP_KEY_UID, evil[i]);
+                uint32_t slot = home(c, hash_query(c, &q));
+                distinct += !used[slot];
+                used[slot] = 1;
+        }
+        free(used);
+        uint32_t worst = max_probe(c);
+        printf("256 names on one old-hash home slot of 4096: %u distinct home slots, longest "
+               "probe %u slots\n", distinct, worst);
+        assert_true(distinct >= 200);
+        for (uint32_t i = 0; i < 256; i++) {
+                dm_query q = qname(NSID_IDMAP_KEY_UID, evil[i]);
+                assert_int_equal(dm_cache_get(c, &q, now, &a, &ttl), 1);
+                assert_int_equal(a.id, 5000 + i);
+        }
+        free(evil);
+        dm_cache_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_basic),
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_random),
                 cmocka_unit_test(test_memory),
+                cmocka_unit_test(test_keyed_hash),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

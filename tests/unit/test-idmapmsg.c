@@ -59,13 +59,17 @@ static void test_parse_valid(void **state) {
         assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), 0);
         assert_int_equal(rq.type, NSID_IDMAP_TYPE_GROUP);
 
-        /* 127-byte name: the longest that fits with its NUL */
-        char n127[128];
-        memset(n127, 'a', 127);
-        n127[127] = '\0';
-        m = upcall_name(NSID_IDMAP_TYPE_USER, n127);
+        /* 126-byte name: the longest accepted (127 may be the kernel's silent cut) */
+        char n126[127];
+        memset(n126, 'a', 126);
+        n126[126] = '\0';
+        m = upcall_name(NSID_IDMAP_TYPE_USER, n126);
         assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), 0);
-        assert_int_equal(strlen(rq.name), 127);
+        assert_int_equal(strlen(rq.name), 126);
+        /* UTF-8 names */
+        m = upcall_name(NSID_IDMAP_TYPE_USER, "j\xc3\xbcrgen@example.test");
+        assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), 0);
+        assert_string_equal(rq.name, "j\xc3\xbcrgen@example.test");
 
         m = upcall_id(NSID_IDMAP_TYPE_USER, 0);
         assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), 0);
@@ -103,7 +107,17 @@ static void test_parse_invalid(void **state) {
         assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), -EINVAL);
         memset(m.im_name, 'a', sizeof(m.im_name));
         assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), -EINVAL);
-        const char *bad[] = { "a\nb", "a:b", "a@@b", "@a", "a@", "\x7f", "tab\there" };
+        /* 127 bytes: what the kernel makes of any longer owner (match_strlcpy), refused */
+        char n127[128];
+        memset(n127, 'a', 127);
+        n127[127] = '\0';
+        m = upcall_name(NSID_IDMAP_TYPE_USER, n127);
+        assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), -EINVAL);
+        const char *bad[] = { "a\nb", "a:b", "a@@b", "@a", "a@", "\x7f", "tab\there",
+                              /* invalid UTF-8: continuation byte alone, overlong '/',
+                               * surrogate, cut sequence, 0xff, above U+10FFFF */
+                              "al\x80ice", "a\xc0\xaf" "b", "a\xed\xa0\x80" "b", "a\xe2\x82",
+                              "\xff", "\xf4\x90\x80\x80" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 m = upcall_name(NSID_IDMAP_TYPE_GROUP, bad[i]);
                 assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), -EINVAL);
@@ -176,6 +190,63 @@ static void test_reply_idtoname(void **state) {
         assert_int_equal(nsid_idmap_msg_build_reply(&rq, 0, n128, &out), 0);
 }
 
+/* An upcall the parser refuses is still answered: a failure echoing what it can. */
+static void test_failure_raw(void **state) {
+        nsid_idmap_msg out;
+        struct kernel_idmap_msg m = upcall_name(NSID_IDMAP_TYPE_GROUP, "a:b@example.test");
+        nsid_idmap_request rq;
+
+        assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), -EINVAL);
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(&m, sizeof(m), 0, &out), 0);
+        assert_int_equal(out.im_type, NSID_IDMAP_TYPE_GROUP);
+        assert_int_equal(out.im_conv, NSID_IDMAP_CONV_NAMETOID);
+        assert_memory_equal(out.im_name, m.im_name, 128);
+        assert_int_equal(out.im_status, NSID_IDMAP_STATUS_LOOKUPFAIL);
+        /* what the kernel does with it: a failure (no SUCCESS bit), whatever it echoes */
+        m = upcall_name(NSID_IDMAP_TYPE_GROUP, "ok@example.test");
+        assert_int_equal(nsid_idmap_msg_parse_upcall(&m, sizeof(m), &rq), 0);
+        assert_int_equal(nsid_idmap_msg_check_reply(&rq, &out, sizeof(out), NULL, NULL), 0);
+
+        /* wrong type and conv, an unterminated name, the id: echoed as they are */
+        memset(&m, 0, sizeof(m));
+        m.im_type = 0xfe;
+        m.im_conv = 0x7;
+        memset(m.im_name, 'x', sizeof(m.im_name));
+        m.im_id = 0xdeadbeef;
+        m.im_status = 0x55;
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(&m, sizeof(m),
+                                                          NSID_IDMAP_STATUS_INVALIDMSG, &out), 0);
+        assert_int_equal(out.im_type, 0xfe);
+        assert_int_equal(out.im_conv, 0x7);
+        assert_memory_equal(out.im_name, m.im_name, 128);
+        assert_int_equal(out.im_id, 0xdeadbeef);
+        assert_int_equal(out.im_status, NSID_IDMAP_STATUS_INVALIDMSG);
+        assert_int_equal(((const uint8_t *) &out)[137] | ((const uint8_t *) &out)[138] |
+                                 ((const uint8_t *) &out)[139], 0); /* padding */
+
+        /* short and long messages: what is there, zeros after it */
+        uint8_t big[300];
+        memset(big, 0xab, sizeof(big));
+        big[0] = NSID_IDMAP_TYPE_USER;
+        big[1] = NSID_IDMAP_CONV_IDTONAME;
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(big, 3, 0, &out), 0);
+        assert_int_equal(out.im_type, NSID_IDMAP_TYPE_USER);
+        assert_int_equal(out.im_conv, NSID_IDMAP_CONV_IDTONAME);
+        assert_int_equal((uint8_t) out.im_name[0], 0xab);
+        assert_int_equal(out.im_name[1], 0);
+        assert_int_equal(out.im_id, 0);
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(big, sizeof(big), 0, &out), 0);
+        assert_int_equal(out.im_id, 0xababababu);
+        assert_int_equal(out.im_status, NSID_IDMAP_STATUS_LOOKUPFAIL);
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(NULL, 0, 0, &out), 0);
+        assert_int_equal(out.im_type, 0);
+        assert_int_equal(out.im_status, NSID_IDMAP_STATUS_LOOKUPFAIL);
+        /* never a success */
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(big, 140, NSID_IDMAP_STATUS_SUCCESS,
+                                                          &out), -EINVAL);
+        assert_int_equal(nsid_idmap_msg_build_failure_raw(NULL, 1, 0, &out), -EINVAL);
+}
+
 static void test_check_reply_mismatch(void **state) {
         nsid_idmap_request rq;
         nsid_idmap_msg out;
@@ -211,6 +282,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_invalid),
                 cmocka_unit_test(test_reply_nametoid),
                 cmocka_unit_test(test_reply_idtoname),
+                cmocka_unit_test(test_failure_raw),
                 cmocka_unit_test(test_check_reply_mismatch),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,9 +65,13 @@ typedef struct nsid_idmap_request {
 /*
  * Validate an upcall of size bytes. Accepted: exactly 140 bytes; type USER or GROUP; conv
  * IDTONAME or NAMETOID; status 0 (the kernel never sets it in an upcall); for NAMETOID a
- * non-empty name NUL-terminated within 128 bytes that passes nsid_idmap_name_check()
- * (no control bytes, no ':', no "@@", no leading or trailing '@'); for IDTONAME an id other
- * than 4294967295. Errors: -EBADMSG (size), -EINVAL (anything else).
+ * name of 1..126 bytes NUL-terminated within 128 bytes (127 bytes are refused: the kernel
+ * cuts a longer owner to that length silently, so such a name may not be the one asked
+ * about) that passes nsid_idmap_name_check()
+ * (no control bytes, no ':', no "@@", no leading or trailing '@') and is valid UTF-8 (an
+ * NFSv4 owner string is UTF-8, RFC 7530 section 5.9; no name nsid serves is anything else);
+ * for IDTONAME an id other than 4294967295. Errors: -EBADMSG (size), -EINVAL (anything
+ * else). A refused upcall must still be answered: nsid_idmap_msg_build_failure_raw().
  */
 NSID_API_WARN_UNUSED int nsid_idmap_msg_parse_upcall(const void *buf, size_t size,
                                                      nsid_idmap_request *ret);
@@ -85,6 +89,19 @@ NSID_API_WARN_UNUSED int nsid_idmap_msg_build_reply(const nsid_idmap_request *re
  * SUCCESS) matching req. */
 NSID_API_WARN_UNUSED int nsid_idmap_msg_build_failure(const nsid_idmap_request *req,
                                                       uint8_t status, nsid_idmap_msg *ret);
+
+/*
+ * Build the failure downcall for an upcall that nsid_idmap_msg_parse_upcall() refused: any
+ * size bytes (buf may be NULL when size is 0). im_type, im_conv, im_name (all 128 bytes, as
+ * they are) and im_id are copied from the upcall as far as it has them, im_status is status
+ * (LOOKUPFAIL when 0; never SUCCESS), every other byte is 0. The kernel keeps one upcall per
+ * NFS client outstanding, and that client's lookups wait until a downcall completes it: a
+ * 140-byte downcall without the SUCCESS bit completes it with -ENOKEY whatever its other
+ * fields hold (fs/nfs/nfs4idmap.c, idmap_pipe_downcall); they are echoed so that the answer
+ * names the request it fails. -EINVAL only for a status with SUCCESS.
+ */
+NSID_API_WARN_UNUSED int nsid_idmap_msg_build_failure_raw(const void *buf, size_t size,
+                                                          uint8_t status, nsid_idmap_msg *ret);
 
 /*
  * Check a downcall against an upcall the way the kernel does: 1 when the kernel would accept

@@ -2,6 +2,8 @@
 #ifndef NSID_KERNEL_H
 #define NSID_KERNEL_H
 
+#include <stdint.h>
+
 #include <nsid/common.h>
 
 #ifdef __cplusplus
@@ -92,6 +94,32 @@ NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged(void);
  * nsid_kernel_nfs_idkeys_tagged(), and -EINVAL for an empty or relative cache_path.
  */
 NSID_API_WARN_UNUSED int nsid_kernel_nfs_idkeys_tagged_cached(const char *cache_path);
+
+/*
+ * The serial of the keyring named `name` that uid `uid` owns, found without trusting the
+ * text of /proc/keys (it prints descriptions raw, and a user key's description may hold a
+ * newline and forge lines): a "keyring" line naming it is only a candidate, kept when
+ * KEYCTL_DESCRIBE of its serial gives type "keyring", that owner and exactly that
+ * description. -ENOENT when there is none the caller may view, or -errno reading
+ * /proc/keys.
+ */
+NSID_API_WARN_UNUSED int32_t nsid_keyring_find(const char *name, uint32_t uid);
+
+/*
+ * Invalidate (KEYCTL_INVALIDATE) the keys of type `type` whose description is exactly
+ * `description`, linked in the keyring named `keyring` that uid `keyring_uid` owns: for the
+ * NFS client's ID cache ".id_resolver", 0, "id_legacy" (pipe answers) or "id_resolver"
+ * (request-key answers). nsid-idmapd drops a namespace-specific answer from that global
+ * cache this way. The keyring is found by nsid_keyring_find(), its keys by KEYCTL_READ of
+ * it and KEYCTL_DESCRIBE of each (type and whole description equal): nothing read from
+ * /proc/keys chooses a key. Returns the number of keys invalidated (0: none matched), or -errno when
+ * the keyring cannot be found (-ENOENT) or read. *ret_failed (may be NULL) gets the number
+ * of matching keys the kernel refused to invalidate.
+ */
+NSID_API_WARN_UNUSED int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_uid,
+                                                      const char *type,
+                                                      const char *description,
+                                                      unsigned *ret_failed);
 
 #ifdef __cplusplus
 }

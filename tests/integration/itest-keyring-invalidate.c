@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nsid_keyring_invalidate_keys(), what nsid-idmapd calls to drop a namespace-specific
+ * answer from the kernel's global .id_resolver cache, on REAL keyrings of this kernel.
+ *
+ * The NFS key types (id_legacy, id_resolver) do not exist on the test host, and the name
+ * ".id_resolver" is the kernel's (descriptions starting with '.' are refused to userspace):
+ * the test seam is the function's parameters, a keyring of this test's own name and the
+ * `user` key type, which the kernel describes in /proc/keys exactly as it describes
+ * id_legacy keys (user_describe()).
+ *
+ * The attacks: /proc/keys prints descriptions raw, and a user key's description may hold a
+ * newline, so any user can print a line that looks like a key of any type and description
+ * with any serial. Those forged lines must never choose what gets invalidated:
+ *  - a user key whose description forges the line of a "matching" key with the serial of a
+ *    victim key (another description, outside the keyring);
+ *  - a forged "keyring" line that gives a decoy keyring the cache's name (the decoy holds a
+ *    key of the very type and description wanted);
+ *  - a real keyring of the same name owned by another uid, holding such a key too;
+ *  - near misses inside the keyring (a longer description, another type).
+ * Only the matching key linked in the right keyring goes.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/keyctl.h>
+
+#include <nsid/kernel.h>
+
+#define TYPE "user"
+#define DESC "uid:alice@example.test"
+
+static int32_t add_key(const char *type, const char *desc, const char *payload, int32_t ring) {
+        long r = syscall(SYS_add_key, type, desc, payload, payload ? strlen(payload) : 0,
+                         (long) ring);
+        return (int32_t) r;
+}
+
+static long kctl(int cmd, long a2, long a3, long a4, long a5) {
+        return syscall(SYS_keyctl, cmd, a2, a3, a4, a5);
+}
+
+/* 1 while the key is alive (DESCRIBE works), 0 once invalidated. */
+static int alive(int32_t k) {
+        char buf[512];
+        return kctl(KEYCTL_DESCRIBE, k, (long) buf, sizeof(buf), 0) >= 0;
+}
+
+/* A description that ends the user key's own line and prints a forged one after it; the
+ * kernel appends ": <payload length>" to it (user_describe()), which completes the forged
+ * line as it completes a real one. */
+static void forge(char *buf, size_t size, int32_t serial, const char *type, const char *desc) {
+        snprintf(buf, size, "x\n%08x I------     1 perm 3f010000     0     0 %-9.9s %s",
+                 (unsigned) serial, type, desc);
+}
+
+static void test_forged_lines(void **state) {
+        char ring_name[64], forged[512];
+        unsigned failed = 99;
+
+        /* a session keyring of our own: everything below dies with it */
+        assert_true(kctl(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) > 0);
+        snprintf(ring_name, sizeof(ring_name), "nsid-itest-cache-%d", (int) getpid());
+        int32_t ring = add_key("keyring", ring_name, NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(ring > 0);
+        int32_t target = add_key(TYPE, DESC, "4001", ring);
+        assert_true(target > 0);
+        /* near misses in the keyring */
+        int32_t longer = add_key(TYPE, DESC "x", "1", ring);
+        int32_t other_type = add_key("keyring", DESC, NULL, ring);
+        assert_true(longer > 0 && other_type > 0);
+
+        /* 1. a victim outside the keyring, named by a forged line that matches */
+        int32_t victim = add_key(TYPE, "victim", "secret", KEY_SPEC_SESSION_KEYRING);
+        assert_true(victim > 0);
+        forge(forged, sizeof(forged), victim, TYPE, DESC);
+        assert_true(add_key(TYPE, forged, "f", KEY_SPEC_SESSION_KEYRING) > 0);
+
+        /* 2. a decoy keyring given the cache's name by a forged keyring line; it holds a key
+         * of the type and description wanted */
+        int32_t decoy = add_key("keyring", "nsid-itest-decoy", NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(decoy > 0);
+        int32_t in_decoy = add_key(TYPE, DESC, "6", decoy);
+        assert_true(in_decoy > 0);
+        forge(forged, sizeof(forged), decoy, "keyring", ring_name);
+        assert_true(add_key(TYPE, forged, "f", KEY_SPEC_SESSION_KEYRING) > 0);
+
+        /* 3. a real keyring of the same name owned by another uid (possessed by us, so
+         * /proc/keys shows it to us), holding such a key */
+        int32_t holder = add_key("keyring", "nsid-itest-holder", NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(holder > 0); /* (in the session itself it would replace the link to ring) */
+        int32_t foreign = add_key("keyring", ring_name, NULL, holder);
+        assert_true(foreign > 0 && foreign != ring);
+        int32_t in_foreign = add_key(TYPE, DESC, "7", foreign);
+        assert_true(in_foreign > 0);
+        assert_int_equal(kctl(KEYCTL_CHOWN, foreign, 65534, -1, 0), 0);
+
+        /* the keyring found is the real one, whatever the forged lines say */
+        assert_int_equal(nsid_keyring_find(ring_name, (uint32_t) getuid()), ring);
+        assert_int_equal(nsid_keyring_find("nsid-itest-decoy", 65534), -ENOENT);
+        int n = nsid_keyring_invalidate_keys(ring_name, (uint32_t) getuid(), TYPE, DESC, &failed);
+        printf("%d invalidated (target %s); forged /proc/keys lines: victim %s, decoy's key %s, "
+               "foreign keyring's key %s\n", n, alive(target) ? "kept" : "invalidated",
+               alive(victim) ? "kept" : "INVALIDATED",
+               alive(in_decoy) ? "kept" : "INVALIDATED",
+               alive(in_foreign) ? "kept" : "INVALIDATED");
+        assert_true(alive(victim));
+        assert_true(alive(in_decoy));
+        assert_true(alive(in_foreign));
+        assert_true(alive(longer));
+        assert_true(alive(other_type));
+        assert_false(alive(target));
+        assert_int_equal(n, 1);
+        assert_int_equal(failed, 0);
+
+        /* once gone, nothing more matches; an unknown keyring is -ENOENT */
+        assert_int_equal(nsid_keyring_invalidate_keys(ring_name, (uint32_t) getuid(), TYPE, DESC,
+                                                      NULL),
+                         0);
+        assert_int_equal(nsid_keyring_invalidate_keys("nsid-itest-no-such-ring", 0, TYPE, DESC,
+                                                      NULL),
+                         -ENOENT);
+}
+
+int main(void) {
+        if (getuid() != 0) {
+                printf("SKIP: needs root (KEYCTL_CHOWN)\n");
+                return 77;
+        }
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_forged_lines),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
