@@ -49,6 +49,7 @@ PATH=$PATH:/usr/sbin:/sbin
 img=$(ls /boot/vmlinuz-6.12.* 2>/dev/null | head -n 1)
 [ -n "$img" ] || skip "no Linux 6.12 lab kernel (/boot/vmlinuz-6.12.*)"
 rel=${img#/boot/vmlinuz-}
+rel_re=$(printf '%s\n' "$rel" | sed 's/[.+]/\\&/g') # 6.12.118+deb12-amd64 in an ERE
 [ -f "/usr/src/linux-headers-$rel/Module.symvers" ] || skip "no linux-headers-$rel"
 [ -f /usr/src/linux-source-6.12.tar.xz ] || skip "no linux-source-6.12"
 [ -f "/lib/modules/$rel/modules.dep" ] || skip "no /lib/modules/$rel/modules.dep"
@@ -199,7 +200,7 @@ printf 'VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 1\nEXTRAVERSION =\n' \
   > "$work/old-source/linux-source-6.12/Makefile"
 tar -C "$work/old-source" -cJf "$work/old-source/linux-source-6.12.tar.xz" linux-source-6.12
 refused "linux-source of another release (6.12.1)" "$work/old-source" \
-  "^build-nfsv4: refused: .*linux-source-6\.12\.tar\.xz is Linux 6\.12\.1 but the headers of $rel are Linux 6\.12\.[0-9]+"
+  "^build-nfsv4: refused: .*linux-source-6\.12\.tar\.xz is Linux 6\.12\.1 but the headers of $rel_re are Linux 6\.12\.[0-9]+"
 
 # 3. a series without a patch (5.10): BUILD_EXCLUSIVE_KERNEL, no build attempted
 run 0 "other series: add" add -m "$mod" -v "$ver"
