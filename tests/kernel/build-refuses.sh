@@ -1,8 +1,9 @@
 #!/bin/bash
 # kernel-build-refuses: kernel/build-nfsv4 refuses, with exit 3 and a message naming the
 # mismatch, to build a module from a source and headers of different kernels (6.1's source
-# with 6.12's headers), for a kernel that is not installed, and for a series it has no patch
-# for; nothing is left where the module would go. SKIP (77) without both lab kernels' headers.
+# with 6.12's headers), without the source (NSID_LINUX_SOURCE_DIR names an empty place), for a
+# kernel that is not installed, and for a series it has no patch for; nothing is left where
+# the module would go. SKIP (77) without both lab kernels' headers.
 set -u
 build=${1:?usage: build-refuses.sh BUILD-NFSV4 WORKDIR} work=${2:?}
 pass=0 fail=0
@@ -26,6 +27,8 @@ refused() { # description expected-message-regex args...
 }
 refused "6.1 source with 6.12 headers" "refused: .*linux-source-6.1.tar.xz is Linux 6\.1\.[0-9]+ but the headers of $r61 are Linux 6\.12\." \
   "$r61" --headers "$h612"
+NSID_LINUX_SOURCE_DIR=$work/nowhere refused "a source that is not there (NSID_LINUX_SOURCE_DIR)" \
+  "refused: no kernel source $work/nowhere/linux-source-6\.1\.tar\.xz: install linux-source-6\.1" "$r61"
 refused "a kernel that is not installed" "refused: no kernel headers for 6\.1\.0-999-amd64" 6.1.0-999-amd64
 refused "a series without a patch" "refused: no nsid patch series for Linux 5\.10" 5.10.0-30-amd64
 refused "a series that is not installed" "refused: no Linux 9\.9 kernel installed" 9.9

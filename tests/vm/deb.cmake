@@ -5,6 +5,13 @@
 #    say why the overridden ones are wrong), prints warnings.
 #  - vm-deb-smoke-<kernel> (tests/vm/scenarios/deb-smoke.sh) installs them in a lab guest and
 #    needs the fixture; ctest -R vm-deb-smoke pulls deb-build in by itself.
+#  - deb-dkms (tests/kernel/dkms-deb.sh): nsid-nfs-keyns-dkms unpacked, the real dkms adds,
+#    builds (the patched nfsv4.ko for the 6.12 lab kernel, once) and installs it into scratch
+#    trees, depmod resolves nfsv4 to updates/dkms, remove --all cleans up; a missing or
+#    mismatched linux-source fails the build with build-nfsv4's refusal in make.log.
+#  - deb-dkms-maintscripts (tests/kernel/dkms-maintscripts.sh): its postinst and prerm with a
+#    fake dkms (every branch) and with the real one (added, refused build, removed).
+#    Both need root and leave the system's /var/lib/dkms, /usr/src, /lib/modules alone.
 add_test(NAME deb-build
          COMMAND ${CMAKE_COMMAND} -E env NSID_DEB_LINTIAN=0
                  ${CMAKE_CURRENT_SOURCE_DIR}/lib/deb.sh build ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/deb)
@@ -14,6 +21,17 @@ add_test(NAME deb-lintian
          COMMAND sh -c "lintian --info --display-info ${CMAKE_BINARY_DIR}/deb/nsid_*.changes")
 set_tests_properties(deb-lintian PROPERTIES
   LABELS "package;nosan" TIMEOUT 600 FIXTURES_REQUIRED nsid-debs)
+add_test(NAME deb-dkms
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/kernel/dkms-deb.sh ${CMAKE_BINARY_DIR}/deb
+                 ${CMAKE_BINARY_DIR}/deb-dkms)
+# The module build is ~90 s on an idle machine, several times that beside the lab.
+set_tests_properties(deb-dkms PROPERTIES
+  LABELS "package;nosan" TIMEOUT 1500 FIXTURES_REQUIRED nsid-debs SKIP_RETURN_CODE 77)
+add_test(NAME deb-dkms-maintscripts
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/kernel/dkms-maintscripts.sh ${CMAKE_BINARY_DIR}/deb
+                 ${CMAKE_BINARY_DIR}/deb-dkms-maintscripts)
+set_tests_properties(deb-dkms-maintscripts PROPERTIES
+  LABELS "package;nosan" TIMEOUT 300 FIXTURES_REQUIRED nsid-debs SKIP_RETURN_CODE 77)
 foreach(kernel 6.1 6.12)
   if(TEST vm-deb-smoke-${kernel})
     set_tests_properties(vm-deb-smoke-${kernel} PROPERTIES FIXTURES_REQUIRED nsid-debs)

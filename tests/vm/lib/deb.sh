@@ -8,6 +8,8 @@
 #                                       -us -uc, collect *.deb, .changes, .buildinfo and the
 #                                       build log in OUT, run lintian (OUT/lintian.txt)
 #   deb_files OUT                       (sourced) the three .debs built there, in install order
+#   deb_all_files OUT                   (sourced) those and nsid-nfs-keyns-dkms (the DKMS
+#                                       package: tests/kernel/dkms-deb.sh, not the lab guest)
 #
 # NSID_DEB_LINTIAN=0 skips lintian; its findings never fail the build, they are printed.
 
@@ -18,6 +20,14 @@ deb_files() {
     [ -n "$f" ] || { echo "deb_files: no ${p}_*.deb in $out" >&2; return 1; }
     echo "$f"
   done
+}
+
+deb_all_files() {
+  local out=$1 f
+  deb_files "$out" || return 1
+  f=$(ls -1 "$out"/nsid-nfs-keyns-dkms_*_all.deb 2>/dev/null | head -n1)
+  [ -n "$f" ] || { echo "deb_files: no nsid-nfs-keyns-dkms_*_all.deb in $out" >&2; return 1; }
+  echo "$f"
 }
 
 # deb_guest_prune_db DEB... -- PKG...: (guest) limit dpkg's database to the packages the given
@@ -49,7 +59,7 @@ deb_guest_prune_db() {
 # (dpkg -i would refuse them). Prints them; 0 when there are none.
 deb_host_conflicts() {
   local out=$1 f paths owned
-  paths=$(for f in $(deb_files "$out"); do dpkg-deb -c "$f"; done |
+  paths=$(for f in $(deb_all_files "$out"); do dpkg-deb -c "$f"; done |
           awk '$1 !~ /^d/ { p = $6; sub(/^\./, "", p); print p }' | sort -u)
   [ -n "$paths" ] || { echo "deb-build: no files in the packages?" >&2; return 1; }
   # shellcheck disable=SC2086
@@ -93,7 +103,7 @@ deb_build() {
   mv "$out/src/"*.deb "$out/src/"*.changes "$out/src/"*.buildinfo "$out/" || return 1
   grep -E '^dh_missing|not installed|warning:' "$out/build.log" | sed 's/^/  | /'
   local f
-  for f in $(deb_files "$out"); do
+  for f in $(deb_all_files "$out"); do
     echo "deb-build: ${f##*/}: $(dpkg-deb -f "$f" Installed-Size) KiB, $(dpkg-deb -c "$f" | grep -vc '/$') files"
   done
   local clash
