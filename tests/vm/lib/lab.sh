@@ -4,6 +4,7 @@
 #   note "text"                        a "# text" line (TAP diagnostic), also for findings
 #   finding KEY "text"                 "# finding KEY: text", collected in /lab-out/findings.txt
 #   lab_done                           prints "N passed, N failed" and exits 0/1
+#   lab_modprobe MODULE...             modprobe -a the modules that are not there yet
 # Output goes to stdout (the runner captures it as result.tap).
 LAB_N=0 LAB_PASS=0 LAB_FAIL=0
 LAB_KVER=$(uname -r)
@@ -58,6 +59,20 @@ wait_for() {
     [ "${EPOCHSECONDS}" -ge "$deadline" ] && return 1
     sleep 0.1
   done
+}
+# lab_modprobe MODULE...: modprobe -a, skipping each module already there (loaded, or built
+# in with a /sys/module entry: modprobe would do nothing for it either). A kernel without
+# module support (no /proc/modules: the whole-kernel build of kernel/build-kernel, which has
+# no /lib/modules/RELEASE for modprobe to read) can load nothing: what is left is built in
+# without a /sys/module entry, or missing, and the caller's next step finds that out.
+lab_modprobe() {
+  local m want=()
+  for m in "$@"; do
+    [ -d "/sys/module/${m//-/_}" ] || want+=("$m")
+  done
+  [ ${#want[@]} -gt 0 ] || return 0
+  [ -e /proc/modules ] || return 0
+  modprobe -a "${want[@]}"
 }
 # bail "why": stop the scenario now (a fixture failed), counting one failure.
 bail() {

@@ -1,6 +1,7 @@
 # nfs.sh: knfsd and NFS client fixtures for lab scenarios (bash, in the guest, as root).
 #
-#   nfs_modules [idmap=on|off]     load nfs, nfsv4, nfsd; set nfs4_disable_idmapping on both
+#   nfs_modules [idmap=on|off]     load nfs, nfsv4, nfsd (lab_modprobe: built-in ones are
+#                                  skipped); set nfs4_disable_idmapping on both
 #   nfs_server_start [idmap=on|off] knfsd in the guest's initial netns on the lab bridge
 #                                  (LAB_SERVER_IP), exporting a tmpfs at LAB_EXPORT as "/"
 #   nfs_server_clients             the server's view, one line per client:
@@ -22,7 +23,7 @@ _idmap_param() { # on -> N (idmapping enabled), off -> Y
 nfs_modules() {
   local idmap=${1:-off} v
   v=$(_idmap_param "$idmap") || return 1
-  modprobe -a nfs nfsv4 nfsd bridge veth || return 1
+  lab_modprobe nfs nfsv4 nfsd bridge veth || return 1
   echo "$v" > /sys/module/nfs/parameters/nfs4_disable_idmapping || return 1
   echo "$v" > /sys/module/nfsd/parameters/nfs4_disable_idmapping || return 1
 }

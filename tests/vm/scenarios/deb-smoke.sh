@@ -117,7 +117,7 @@ check "syslog: nsid-idmap answered user:1500 -> labalice@$LAB_DOMAIN" \
 
 # dns_resolver through the installed nsid-dns.conf (answered from the requester's hosts file)
 echo "192.0.2.77 labsrv.lab.example" >> /etc/hosts
-modprobe dns_resolver 2>/dev/null
+lab_modprobe dns_resolver 2>/dev/null
 # (in a session keyring of its own, so that the requester possesses the key and may read it)
 dv=$(keyctl session - sh -c 'k=$(keyctl request2 dns_resolver "$1" "" @s) && keyctl pipe "$k"' _ labsrv.lab.example 2>&1 |
      grep -v '^Joined' | tr -d '\0')

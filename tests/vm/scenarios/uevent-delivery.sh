@@ -16,7 +16,7 @@ UE=/run/nsid-lab/ue
 mkdir -p "$UE"
 check "uevent listener built ($LISTEN)" test -x "$LISTEN" || bail "build nsid-uevent-listen first"
 check "nfs not loaded yet" sh -c '! grep -q "^nfs " /proc/modules'
-check "bridge and veth loaded" modprobe -a bridge veth
+check "bridge and veth loaded" lab_modprobe bridge veth
 lab_bridge_up
 
 # listen PHASE WHERE SECONDS: WHERE is host or a container key
