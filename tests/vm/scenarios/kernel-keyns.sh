@@ -87,11 +87,16 @@ mounts_down() {
   container_exec c2 umount /mnt/nfs 2>/dev/null
   ! grep -q ' nfs4 ' /proc/mounts
 }
-uid_of() { # where(host|c1|c2) path-under-export
+uid_of() { # where(host|c1|c2) path-under-export; a failed stat is "?", and says why on stderr
+  local out rc t0=$EPOCHREALTIME
   case "$1" in
-    host) timeout 20 stat -c %u "$HMNT/$2" 2>/dev/null || echo "?" ;;
-    *) container_exec "$1" timeout 20 stat -c %u "/mnt/nfs/$2" 2>/dev/null || echo "?" ;;
+    host) out=$(timeout 20 stat -c %u "$HMNT/$2" 2>"$W/uid_of.err.$1") ;;
+    *) out=$(container_exec "$1" timeout 20 stat -c %u "/mnt/nfs/$2" 2>"$W/uid_of.err.$1") ;;
   esac
+  rc=$?
+  if [ "$rc" = 0 ]; then echo "$out"; return; fi
+  echo "uid_of $1 $2: exit $rc, ${t0%.*}..${EPOCHREALTIME%.*} s: $(cat "$W/uid_of.err.$1")" >&2
+  echo "?"
 }
 srv_file() { # path owner-uid
   mkdir -p "$LAB_EXPORT/${1%/*}"; echo x > "$LAB_EXPORT/$1"; chown "$2:$2" "$LAB_EXPORT/$1"
@@ -234,7 +239,9 @@ invalidations() { # the daemon's keys_invalidated, summed over its namespaces
 nsid_part() { # stock|patched
   local ph=$1 h c1 c2 h1 c11 c21 h2 inv st js
   check "$ph/nsid: rpc.idmapd stopped (host, c1, c2)" rpcidmapd_all stop
-  sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap|" "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+  # the packaged rule, with the helper's log lines kept for this run
+  sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap-$ph.log|" \
+    "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
   DM_SOCK=/run/nsid/idmapd.sock
   "$DM_BIN" -f </dev/null >/dev/null 2>>"$LOGS/nsid-idmapd-$ph.log" &
   DM_PID=$!
