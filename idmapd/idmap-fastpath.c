@@ -101,3 +101,35 @@ int fastpath_finish(fastpath_call *c, fastpath_answer *ret) {
 void fastpath_cancel(fastpath_call *c) {
         c->fd = safe_close(c->fd);
 }
+
+int fastpath_route(const char *socket_path, unsigned timeout_ms, pid_t pid) {
+        nsid_ctl_request rq = { .command = NSID_CTL_ROUTE,
+                                .target = pid > 0 ? NSID_CTL_TARGET_PID : NSID_CTL_TARGET_HOST,
+                                .pid = pid };
+        char req[64], line[512];
+        nsid_ctl_reply reply;
+        uint64_t v;
+        int n, r;
+
+        if (timeout_ms == 0)
+                return -ECANCELED;
+        n = nsid_ctl_request_format(&rq, req, sizeof(req));
+        if (n < 0)
+                return n;
+        r = nsid_ctl_roundtrip(socket_path, req, (size_t) n, timeout_ms, line, sizeof(line), NULL);
+        if (r < 0)
+                return r;
+        if (nsid_ctl_reply_parse(line, (size_t) r, &reply) < 0)
+                return -EBADMSG;
+        if (reply.kind == NSID_CTL_REPLY_ERROR)
+                return reply.error > 0 ? -reply.error : -EIO;
+        char count[12];
+        if (reply.kind != NSID_CTL_REPLY_OK || reply.rest_len == 0 ||
+            reply.rest_len >= sizeof(count))
+                return -EBADMSG;
+        memcpy(count, reply.rest, reply.rest_len);
+        count[reply.rest_len] = '\0';
+        if (parse_uint_strict(count, 1000000, &v) < 0)
+                return -EBADMSG;
+        return (int) v;
+}

@@ -520,15 +520,58 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 pol.requester_context = true;
                 pol.per_ns_keys = true;
         }
+        /* A kernel that keeps one ID key cache for every namespace (no tagging): an answer
+         * this helper gives is served to every namespace that asks the same name. The
+         * lookup goes to the requester's own namespace instead, through the kernel's other
+         * path: this key is rejected (a marker that lives as long as an answer would), the
+         * NFS client falls back to its network namespace's idmap pipe, and nsid-idmapd
+         * answers there in that namespace's context and invalidates the key once read.
+         * Only when nsid-idmapd says it holds that namespace's pipes open ("route"; it
+         * attaches the namespace first): a pipe nobody reads fails the lookup, and the
+         * kernel caches that failure for everyone. nsid.conf's requester-context (either
+         * value) keeps this helper answering itself. */
+        bool to_pipe = !pol.requester_context_set && !o->test_prefix && !pol.per_ns_keys &&
+                       o->daemon_timeout_ms > 0;
         /* The fast path (nsid-idmapd's cache, host context): the lookup is sent now and its
          * reply read once the requester is found, so the daemon answers meanwhile. */
         int f = -ECANCELED;
-        if (!pol.requester_context)
+        if (!pol.requester_context && !to_pipe)
                 f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, 0, &fc);
         rq_r = requester_find(key, &rq);
         if (log_wanted(LOG_ERR)) { /* what the log lines show (nothing to build without a log) */
                 log_escape(desc, desc_len, esc, sizeof(esc));
                 requester_describe(&rq, rq_r, who, sizeof(who));
+        }
+        if (to_pipe) {
+                /* an unknown requester: its client's pipe is answered if the daemon serves
+                 * pipes at all (the host's stand for that) */
+                pid_t target = rq_r >= 0 && rq.net_initial != 1 ? rq.pid : 0;
+                int pipes = fastpath_route(o->daemon_socket, o->daemon_timeout_ms, target);
+                if (pipes > 0 && target > 0 &&
+                    (requester_proc(&rq) < 0 || nsid_proc_check_alive(rq.proc) < 0))
+                        pipes = -ESRCH; /* the reply was about a pid that may be another's */
+                if (pipes > 0) {
+                        drop_all_caps(key);
+                        r = key_reject(key, timeout, ENOKEY);
+                        if (r >= 0) {
+                                if (log_wanted(LOG_INFO))
+                                        logmsg(LOG_INFO, "key %d: %s: handed to the idmap pipe "
+                                               "of the requester's network namespace "
+                                               "(nsid-idmapd); marker for %us; %s", key, esc,
+                                               timeout, who);
+                                status = 0;
+                                goto out;
+                        }
+                        logmsg(LOG_WARNING, "key %d: %s: cannot hand it to the idmap pipe: %s; "
+                               "answering here", key, esc, strerror(-r));
+                } else if (pipes != -ENOENT && pipes != -ECONNREFUSED)
+                        logmsg(pipes == 0 ? LOG_INFO : LOG_WARNING, "key %d: %s: nsid-idmapd %s; "
+                               "answering here; %s", key, esc,
+                               pipes == 0 ? "does not serve the requester's idmap pipes"
+                                          : pipes == -ETIMEDOUT ? "did not answer in time"
+                                                                : strerror(-pipes), who);
+                if (!pol.requester_context)
+                        f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, 0, &fc);
         }
         if (pol.per_ns_keys) {
                 /* the requester's namespace's answer from nsid-idmapd (the host's own, for a

@@ -323,6 +323,28 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                 snprintf(out, sizeof(out), "ok netns:%" PRIu64 "\n", ns->id.ino);
                 reply(c, out, strlen(out));
                 return;
+        case NSID_CTL_ROUTE: {
+                /* A request-key helper asks before it hands a lookup to the kernel's pipe
+                 * path: the pipes of that namespace must be open by then, or the kernel
+                 * fails the lookup (EPIPE) and caches the failure for everyone. */
+                r = target_ns(&rq, &ns);
+                if (r < 0) {
+                        reply_error(c, r, r == -ESRCH ? "no such namespace" : strerror(-r));
+                        return;
+                }
+                unsigned pipes = 0;
+                if (!ns->initial || dm_cfg.host_pipes) {
+                        if (ns->pipefs_fd < 0)
+                                dm_kernel_attach(ns);
+                        else
+                                dm_kernel_sync_pipes(ns);
+                        for (dm_pipe *p = ns->pipes; p; p = p->next)
+                                pipes++;
+                }
+                snprintf(out, sizeof(out), "ok %u\n", pipes);
+                reply(c, out, strlen(out));
+                return;
+        }
         case NSID_CTL_LOOKUP: {
                 r = target_ns(&rq, &ns);
                 if (r < 0) {

@@ -18,6 +18,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <linux/keyctl.h>
 #include <linux/mount.h>
 #include <pthread.h>
 #include <sched.h>
@@ -152,7 +154,7 @@ static void pipe_close(dm_pipe *p) {
 }
 
 /* Bring the set of idmap pipes in line with nfs/clnt<N>/ of the netns's rpc_pipefs. */
-static void sync_pipes(dm_ns *ns) {
+void dm_kernel_sync_pipes(dm_ns *ns) {
         char path[384];
         int dfd;
         DIR *d;
@@ -216,6 +218,10 @@ static void sync_pipes(dm_ns *ns) {
                 p->next = ns->pipes;
                 ns->pipes = p;
                 dm_log(LOG_INFO, ns, "serving %s/idmap", p->clnt);
+                /* a lookup made before this pipe was open failed, and on a kernel without
+                 * tagging that failure is cached for every namespace */
+                if (!ns->initial)
+                        dm_keys_clear("a network namespace's NFS client appeared");
                 /* an NFS client was just made in this netns: its upcalls are coming */
                 dm_ns_preload(ns);
         }
@@ -274,7 +280,7 @@ void dm_kernel_attach(dm_ns *ns) {
                                 }
                         }
                         dm_log(LOG_INFO, ns, "private rpc_pipefs created (client side)");
-                        sync_pipes(ns);
+                        dm_kernel_sync_pipes(ns);
                 } else if (old != a.pipefs_err)
                         dm_log(LOG_INFO, ns, "no rpc_pipefs: %s%s", strerror(-a.pipefs_err),
                                a.pipefs_err == -ENODEV ? " (sunrpc not loaded); retrying" : "");
@@ -356,7 +362,7 @@ void dm_kernel_inotify_event(int ifd) {
                                         *pp = w->next;
                                         free(w);
                                 } else
-                                        sync_pipes(w->ns);
+                                        dm_kernel_sync_pipes(w->ns);
                                 break;
                         }
                 }
@@ -415,20 +421,6 @@ void dm_pipe_readable(dm_pipe *p) {
         }
 }
 
-/* Is this answer the same as the host's (so a shared key cache entry harms nobody)? */
-static bool same_as_host(const dm_query *q, const dm_answer *a) {
-        dm_ns *h = dm_ns_host();
-        dm_answer ha;
-        uint32_t ttl;
-        dm_query hq = *q;
-        hq.view = DM_VIEW_HOST;
-        if (!h || dm_cache_get(h->cache, &hq, dm_now_us(), &ha, &ttl) != 1 || ha.error != 0)
-                return false;
-        if (q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID)
-                return ha.id == a->id;
-        return strcmp(ha.name, a->name) == 0;
-}
-
 void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
         dm_pipe *p = pd->pipe;
         nsid_idmap_msg m;
@@ -446,8 +438,7 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
         if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
                 dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
                        "timed out)", p->clnt, strerror(errno));
-        else if (r >= 0 && dm_keys_isolation_needed() && !p->ns->is_host &&
-                 !same_as_host(&pd->q, a))
+        else if (r >= 0 && dm_keys_isolation_needed())
                 dm_keys_schedule_invalidate(p->ns, &pd->q);
 done:
         p->busy = false;
@@ -525,16 +516,33 @@ void dm_channel_answer(dm_pending *pd, const dm_answer *a) {
                        nsid_nfsd_channel_name((nsid_nfsd_channel) which), strerror(errno));
 }
 
-/* ---- the kernel's global .id_resolver cache ---- */
+/* ---- the kernel's global .id_resolver cache ----
+ *
+ * On a kernel that does not tag ID keys by network namespace, .id_resolver is one cache for
+ * every namespace: whatever answer a key holds, the next namespace that asks the same name is
+ * served it. So every answer given on a pipe (the host's too, and one that happens to equal
+ * the host's: the next namespace to ask may differ) is invalidated as soon as the kernel
+ * allows: root may invalidate an id_legacy key only once the NFS client that asked has it
+ * back (nfs_idmap_request_key() sets KEY_FLAG_ROOT_CAN_INVAL then). Until then the kernel
+ * refuses (EACCES), and the job is retried, first at once, then after 1, 2, 4 ... ms (at most
+ * 100 ms apart), until it succeeds or the key is gone. The exposure that is left is the time
+ * between the answer and the reader's return, and a namespace asking the same name while
+ * the key is under construction (the kernel hands it the same key): measured by the lab's
+ * kernel-keyns and idmap-default scenarios. */
 
 typedef struct key_job {
         struct key_job *next;
-        int64_t when_us;
+        int64_t first_us, when_us;
+        unsigned attempts;
         nsid_ns_id ns_id;
         char desc[160];
 } key_job;
 static key_job *key_jobs = NULL;
 int dm_key_timer_fd = -1; /* one-shot, armed for the earliest job (the 100 ms tick is too coarse) */
+static int32_t id_resolver_ring = 0; /* .id_resolver's serial, once found */
+
+#define KEY_RETRY_MAX_US (100 * 1000)
+#define KEY_JOB_MAX_US (600 * 1000000ll) /* nfs_idmap_cache_timeout: the key is gone by then */
 
 static void arm_key_timer(void) {
         int64_t first = INT64_MAX, now = dm_now_us();
@@ -569,8 +577,8 @@ void dm_kernel_idkeys_refresh(void) {
         else if (r == 0)
                 dm_log(dm_cfg.isolate_keys ? LOG_INFO : LOG_WARNING, NULL,
                        "the NFS client keeps one ID key cache for all network namespaces: %s",
-                       dm_cfg.isolate_keys ? "answers specific to a namespace are invalidated "
-                                             "once read (isolate-keys)"
+                       dm_cfg.isolate_keys ? "every answer is invalidated once its reader has "
+                                             "it (isolate-keys)"
                                            : "isolate-keys = no, so one namespace's answers "
                                              "reach the others");
         else if (r != -ENODEV)
@@ -588,6 +596,20 @@ bool dm_keys_isolation_needed(void) {
         return dm_kernel_idkeys != 1;
 }
 
+void dm_keys_clear(const char *why) {
+        if (!dm_keys_isolation_needed())
+                return;
+        int32_t ring = nsid_keyring_find(".id_resolver", 0);
+        if (ring < 0)
+                return; /* no NFS client loaded: nothing cached */
+        id_resolver_ring = ring;
+        if (syscall(SYS_keyctl, KEYCTL_CLEAR, (long) ring, 0L, 0L, 0L) < 0)
+                dm_log(LOG_WARNING, NULL, "cannot clear .id_resolver (%s): %s", why,
+                       strerror(errno));
+        else
+                dm_log(LOG_INFO, NULL, "cleared .id_resolver: %s", why);
+}
+
 void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
         key_job *j = calloc(1, sizeof(*j));
         if (!j)
@@ -597,52 +619,71 @@ void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q) {
                 return;
         }
         j->ns_id = ns->id;
-        /* the kernel's waiter must hold its reference to the key before it is invalidated */
-        j->when_us = dm_now_us() + (int64_t) dm_cfg.key_invalidate_delay_ms * 1000;
+        j->first_us = j->when_us = dm_now_us();
         j->next = key_jobs;
         key_jobs = j;
-        dm_log(LOG_DEBUG, ns, "answer specific to this namespace: key id_legacy %s to be "
-               "invalidated in %u ms", j->desc, dm_cfg.key_invalidate_delay_ms);
-        if (dm_cfg.key_invalidate_delay_ms == 0)
-                dm_keys_run(dm_now_us());
-        else
-                arm_key_timer();
+        dm_keys_run(j->when_us);
+}
+
+/* One attempt: 1 done (invalidated, or no such key any more), 0 to retry, -errno given up. */
+static int key_job_try(key_job *j, dm_ns *ns) {
+        unsigned failed = 0;
+        int n = -ENOENT;
+        for (int pass = 0; pass < 2; pass++) {
+                if (id_resolver_ring <= 0)
+                        id_resolver_ring = nsid_keyring_find(".id_resolver", 0);
+                if (id_resolver_ring <= 0)
+                        return 1; /* no keyring: no key */
+                n = nsid_keyring_invalidate_keys_in(id_resolver_ring, "id_legacy", j->desc,
+                                                    &failed);
+                if (n >= 0)
+                        break;
+                id_resolver_ring = 0; /* the module went and came back: find it again */
+        }
+        if (n < 0)
+                return n;
+        if (n > 0) {
+                if (ns)
+                        ns->stats.keys_invalidated += (unsigned) n;
+                dm_log(LOG_DEBUG, ns, "invalidated id_legacy %s after %u attempt%s, %" PRId64
+                       " us", j->desc, j->attempts, j->attempts == 1 ? "" : "s",
+                       dm_now_us() - j->first_us);
+        }
+        return failed == 0 ? 1 : 0;
 }
 
 void dm_keys_run(int64_t now_us) {
-        bool due = false;
-        for (key_job *j = key_jobs; j; j = j->next)
-                if (j->when_us <= now_us)
-                        due = true;
-        if (!due)
-                return;
         for (key_job **pp = &key_jobs; *pp;) {
                 key_job *j = *pp;
                 if (j->when_us > now_us) {
                         pp = &j->next;
                         continue;
                 }
-                *pp = j->next;
                 dm_ns *ns = dm_ns_find(&j->ns_id);
-                unsigned failed = 0;
-                int n = nsid_keyring_invalidate_keys(".id_resolver", 0, "id_legacy", j->desc,
-                                                     &failed);
-                if (n > 0) {
-                        if (ns)
-                                ns->stats.keys_invalidated += (unsigned) n;
-                        dm_log(LOG_DEBUG, ns, "invalidated %d id_legacy key%s %s: the answer "
-                               "is specific to this namespace", n, n == 1 ? "" : "s", j->desc);
+                j->attempts++;
+                int r = key_job_try(j, ns);
+                if (r == 0 && now_us - j->first_us < KEY_JOB_MAX_US) {
+                        int64_t d = j->attempts >= 18 ? KEY_RETRY_MAX_US : 500ll << j->attempts;
+                        j->when_us = now_us + (d > KEY_RETRY_MAX_US ? KEY_RETRY_MAX_US : d);
+                        pp = &j->next;
+                        continue;
                 }
-                if (failed > 0)
-                        dm_log(LOG_WARNING, ns, "cannot invalidate %u id_legacy key%s %s",
-                               failed, failed == 1 ? "" : "s", j->desc);
-                else if (n == 0)
-                        dm_log(LOG_INFO, ns, "no id_legacy key %s in .id_resolver to "
-                               "invalidate", j->desc);
-                else if (n < 0)
-                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy key %s: %s",
-                               j->desc, strerror(-n));
+                if (r == 0)
+                        dm_log(LOG_WARNING, ns, "id_legacy %s: still not invalidated after "
+                               "%u attempts; given up (its reader never returned?)", j->desc,
+                               j->attempts);
+                else if (r < 0)
+                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s", j->desc,
+                               strerror(-r));
+                *pp = j->next;
                 free(j);
         }
         arm_key_timer();
+}
+
+unsigned dm_keys_pending(void) {
+        unsigned n = 0;
+        for (key_job *j = key_jobs; j; j = j->next)
+                n++;
+        return n;
 }

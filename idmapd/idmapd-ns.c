@@ -312,6 +312,20 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
         return ns;
 }
 
+/* A namespace known before any process was in it (`ip netns add`, then a container's first
+ * process entered it, as CNI and Kubernetes do) was answered in the host's context: from its
+ * first process on, it is answered in that process's. Whatever was cached for it goes. */
+static void adopt_first_process(dm_ns *ns, nsid_proc *p, const nsid_netns_info *info) {
+        ns->proc = nsid_proc_ref(p);
+        dm_resolver_release(ns->resolver);
+        ns->resolver = NULL;
+        size_t dropped = dm_cache_flush(ns->cache);
+        classify(ns, info);
+        dm_log(LOG_INFO, ns, "its first process appeared: now answered in the %s context "
+               "(was the host's; %zu cached answers dropped)", ns->is_host ? "host" : "container",
+               dropped);
+}
+
 /* Bring the namespaces in line with a scan of /proc begun at scan_us (and free it). */
 static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
         unsigned g = ++scan_generation;
@@ -319,6 +333,15 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                 dm_ns *ns = dm_ns_find(&v[i].id);
                 if (ns) {
                         ns->generation = g;
+                        if (!ns->proc && !ns->initial && v[i].pid > 0) {
+                                nsid_ns *nn = NULL;
+                                nsid_proc *np = NULL;
+                                if (nsid_netns_info_open(&v[i], &nn, &np) >= 0 && np)
+                                        adopt_first_process(ns, np, &v[i]);
+                                nsid_proc_unref(np);
+                                nsid_ns_unref(nn);
+                                continue;
+                        }
                         /* its process went away but the netns lives on: take another one */
                         if (ns->proc && nsid_proc_check_alive(ns->proc) < 0) {
                                 nsid_ns *nn = NULL;
@@ -508,14 +531,19 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
         if (r >= 0)
                 r = nsid_ns_get_id(n, &id);
         nsid_ns_unref(n);
-        nsid_proc_unref(p);
-        if (r < 0)
+        if (r < 0) {
+                nsid_proc_unref(p);
                 return r;
+        }
         dm_ns *ns = dm_ns_find(&id);
         if (!ns) {
                 (void) dm_ns_rescan();
                 ns = dm_ns_find(&id);
         }
+        /* the pid named is in that netns (its ns link said so, through its pidfd) */
+        if (ns && !ns->proc && !ns->initial && nsid_proc_check_alive(p) >= 0)
+                adopt_first_process(ns, p, NULL);
+        nsid_proc_unref(p);
         if (!ns)
                 return -ESRCH;
         *ret = ns;

@@ -27,7 +27,6 @@ typedef struct dm_config {
         unsigned rescan_interval;    /* s */
         unsigned refresh_interval;   /* s, passwd/group stat check */
         bool isolate_keys;           /* invalidate namespace-specific id_legacy keys */
-        unsigned key_invalidate_delay_ms;
         bool set_identifier;         /* give new netns an NFS client identifier */
         bool host_pipes;             /* also serve the host netns's pipes and channels */
         char idmapd_conf[256];       /* host libnfsidmap configuration */
@@ -230,11 +229,18 @@ void dm_kernel_attach(dm_ns *ns);
 void dm_kernel_detach(dm_ns *ns);
 void dm_kernel_inotify_event(int ifd);
 void dm_pipe_readable(dm_pipe *p);
+/* Open the idmap pipes of NFS clients made since the last look (inotify may lag behind). */
+void dm_kernel_sync_pipes(dm_ns *ns);
 void dm_channel_readable(dm_ns *ns, int which);
 void dm_pipe_answer(dm_pending *p, const dm_answer *a);
 void dm_channel_answer(dm_pending *p, const dm_answer *a);
 void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q);
 void dm_keys_run(int64_t now_us);
+/* KEYCTL_CLEAR of .id_resolver where keys are isolated (a kernel without tagging): at start,
+ * at stop, and when a namespace's NFS client appears (why: for the log). */
+void dm_keys_clear(const char *why);
+/* Invalidation jobs still waiting for their key's reader. */
+unsigned dm_keys_pending(void);
 int dm_inotify_fd(void);
 extern int dm_key_timer_fd;
 extern int dm_netns_dir_wd;      /* inotify watch on /run/netns (or /run until it exists) */

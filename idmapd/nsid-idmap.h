@@ -131,6 +131,10 @@ int fastpath_start(const char *socket_path, unsigned timeout_ms,
                    const struct nsid_idmap_keydesc *kd, pid_t pid, fastpath_call *ret);
 int fastpath_finish(fastpath_call *c, fastpath_answer *ret);
 void fastpath_cancel(fastpath_call *c);
+/* "route TARGET" (nsid/ctlproto.h): the number of idmap pipes nsid-idmapd holds open in the
+ * network namespace of pid (0: the host's), after attaching it if it had not; -errno when
+ * there is no daemon or no usable reply within timeout_ms. */
+int fastpath_route(const char *socket_path, unsigned timeout_ms, pid_t pid);
 
 /* Privileges: keep only the capabilities in the mask (CAP_TO_MASK bits, 64-bit), drop the
  * rest for good (no_new_privs too). -errno on failure. */

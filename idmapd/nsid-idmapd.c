@@ -114,7 +114,6 @@ static int load_config(void) {
                 .rescan_interval = 10,
                 .refresh_interval = 2,
                 .isolate_keys = true,
-                .key_invalidate_delay_ms = 100,
                 .set_identifier = true,
                 .host_pipes = true,
                 .idmapd_conf = "/etc/idmapd.conf",
@@ -129,7 +128,6 @@ static int load_config(void) {
                 { "request-timeout-ms", &c.request_timeout_ms },
                 { "rescan-interval", &c.rescan_interval },
                 { "refresh-interval", &c.refresh_interval },
-                { "key-invalidate-delay-ms", &c.key_invalidate_delay_ms },
         };
         const struct {
                 const char *key;
@@ -465,6 +463,9 @@ int main(int argc, char **argv) {
                        "(SIGHUP reloads)", err);
         (void) mkdir(NSID_RUN_DIR, 0755);
         dm_kernel_idkeys_refresh();
+        /* answers cached before this daemon served the pipes (nfsidmap's, an earlier run's
+         * pipe markers) would reach every namespace */
+        dm_keys_clear("nsid-idmapd starts: answers cached before it are dropped");
         int lfd = dm_ctl_listen(dm_cfg.socket_path);
         if (lfd < 0) {
                 dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path, strerror(-lfd));
@@ -566,6 +567,8 @@ int main(int argc, char **argv) {
         dm_log(LOG_INFO, NULL, "exiting");
         dm_ctl_close_all();
         dm_ns_free_all();
+        /* nsid-idmap's marker keys send lookups to the pipes, which nobody answers now */
+        dm_keys_clear("nsid-idmapd stops: lookups go to the request-key helper again");
         dm_resolver_wait_all(2000); /* a thread stuck on a hung mount is left behind */
         close(lfd);
         (void) unlink(dm_cfg.socket_path);

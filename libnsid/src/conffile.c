@@ -208,8 +208,6 @@ static const nsid_conf_key keys[] = {
           "how often a namespace's passwd, group and idmapd.conf are checked for changes" },
         { "idmapd", "isolate-keys", NSID_CONF_TYPE_BOOL, "yes", 0, 0, NULL, "nsid-idmapd",
           "invalidate namespace-specific answers in the kernel's global .id_resolver cache" },
-        { "idmapd", "key-invalidate-delay-ms", NSID_CONF_TYPE_UINT, "100", 0, 10000, "ms",
-          "nsid-idmapd", "delay before such an answer's key is invalidated" },
         { "idmapd", "set-identifier", NSID_CONF_TYPE_BOOL, "yes", 0, 0, NULL, "nsid-idmapd",
           "give newly found network namespaces an NFS client identifier" },
         { "idmapd", "host-pipes", NSID_CONF_TYPE_BOOL, "yes", 0, 0, NULL, "nsid-idmapd",

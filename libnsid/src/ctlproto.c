@@ -99,6 +99,12 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
                 rq.command = NSID_CTL_REGISTER;
                 rq.target = NSID_CTL_TARGET_PID;
                 rq.pid = (pid_t) v;
+        } else if (field_is(f[0], fl[0], "route")) {
+                if (n != 2)
+                        return -EINVAL;
+                rq.command = NSID_CTL_ROUTE;
+                if (parse_target(f[1], fl[1], false, &rq) < 0)
+                        return -EINVAL;
         } else if (field_is(f[0], fl[0], "lookup")) {
                 if (n != 4 && n != 5)
                         return -EINVAL;
@@ -173,6 +179,10 @@ _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size
                         return -EINVAL;
                 fmt_u64(n, (uint64_t) rq->pid);
                 return fmt_join(buf, size, "register ", n, "\n", NULL);
+        case NSID_CTL_ROUTE:
+                if (rq->target == NSID_CTL_TARGET_ALL || fmt_target(rq, target, sizeof(target)) < 0)
+                        return -EINVAL;
+                return fmt_join(buf, size, "route ", target, "\n", NULL);
         case NSID_CTL_LOOKUP:
                 if (rq->target == NSID_CTL_TARGET_ALL || fmt_target(rq, target, sizeof(target)) < 0)
                         return -EINVAL;

@@ -93,19 +93,15 @@ _public_ int32_t nsid_keyring_find(const char *name, uint32_t uid) {
         return found;
 }
 
-_public_ int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_uid,
-                                          const char *type, const char *description,
-                                          unsigned *ret_failed) {
+_public_ int nsid_keyring_invalidate_keys_in(int32_t ring, const char *type,
+                                             const char *description, unsigned *ret_failed) {
         int32_t *list = NULL;
         unsigned failed = 0;
         int n = 0;
 
-        assert_return(keyring, -EINVAL);
+        assert_return(ring > 0, -EINVAL);
         assert_return(type, -EINVAL);
         assert_return(description, -EINVAL);
-        int32_t ring = nsid_keyring_find(keyring, keyring_uid);
-        if (ring < 0)
-                return ring;
         /* the serials the keyring links (a multiple of 4 bytes asked, else EINVAL) */
         long size = 4096;
         for (;;) {
@@ -144,4 +140,16 @@ _public_ int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_
         if (ret_failed)
                 *ret_failed = failed;
         return n;
+}
+
+_public_ int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_uid,
+                                          const char *type, const char *description,
+                                          unsigned *ret_failed) {
+        assert_return(keyring, -EINVAL);
+        assert_return(type, -EINVAL);
+        assert_return(description, -EINVAL);
+        int32_t ring = nsid_keyring_find(keyring, keyring_uid);
+        if (ring < 0)
+                return ring;
+        return nsid_keyring_invalidate_keys_in(ring, type, description, ret_failed);
 }

@@ -30,6 +30,12 @@ static void test_requests(void **state) {
         assert_int_equal(parse("register 1234\n", &r), 0);
         assert_int_equal(r.command, NSID_CTL_REGISTER);
         assert_int_equal(r.pid, 1234);
+        assert_int_equal(parse("route pid:88\n", &r), 0);
+        assert_int_equal(r.command, NSID_CTL_ROUTE);
+        assert_int_equal(r.target, NSID_CTL_TARGET_PID);
+        assert_int_equal(r.pid, 88);
+        assert_int_equal(parse("route host", &r), 0);
+        assert_int_equal(r.target, NSID_CTL_TARGET_HOST);
 
         assert_int_equal(parse("lookup pid:77 uid alice@example.test\n", &r), 0);
         assert_int_equal(r.command, NSID_CTL_LOOKUP);
@@ -52,6 +58,7 @@ static void test_bad_requests(void **state) {
                 "", "\n", "status x", "status  ", " status", "flush everything",
                 "flush pid:0", "flush pid:-1", "flush pid:4194305", "flush netns:0",
                 "register", "register 0", "register 01", "register x",
+                "route", "route all", "route pid:0", "route host host", "route 12",
                 "lookup all uid a", "lookup host uid", "lookup host uid a b c",
                 "lookup host uidx a", "lookup host user 4294967295", "lookup host user -1",
                 "lookup host uid a:b", "lookup host uid a@@b", "lookup host uid @a",
@@ -86,6 +93,15 @@ static void test_format_roundtrip(void **state) {
         assert_int_equal(nsid_ctl_request_format(&f, buf, 5), -ENOBUFS);
         r.target = NSID_CTL_TARGET_ALL;
         assert_int_equal(nsid_ctl_request_format(&r, buf, sizeof(buf)), -EINVAL);
+
+        nsid_ctl_request rt = { .command = NSID_CTL_ROUTE, .target = NSID_CTL_TARGET_PID,
+                                .pid = 4194304 };
+        n = nsid_ctl_request_format(&rt, buf, sizeof(buf));
+        assert_string_equal(buf, "route pid:4194304\n");
+        assert_int_equal(nsid_ctl_request_parse(buf, (size_t) n, &back), 0);
+        assert_memory_equal(&rt, &back, sizeof(rt));
+        rt.target = NSID_CTL_TARGET_ALL;
+        assert_int_equal(nsid_ctl_request_format(&rt, buf, sizeof(buf)), -EINVAL);
 }
 
 static void test_replies(void **state) {

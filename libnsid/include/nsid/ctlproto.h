@@ -25,6 +25,9 @@ extern "C" {
  *   flush [TARGET]                  drop cached answers (all namespaces by default)
  *   lookup TARGET KIND VALUE [VIEW] answer like the kernel's upcall would be answered
  *   register PID                    (re)discover PID's network namespace now
+ *   route TARGET                    whether the daemon answers that namespace's idmap pipes
+ *                                   (it attaches the namespace first when it had not): a
+ *                                   request-key helper hands the lookup to the pipe when so
  * TARGET: "host", "pid:<pid>" (the netns of that process), "netns:<inode>", "all" (flush).
  * KIND:   "uid" or "gid" (VALUE is an owner name "user@domain": answer an id), "user" or
  *         "group" (VALUE is an id: answer "name@domain"), as in id_resolver key descriptions.
@@ -34,7 +37,9 @@ extern "C" {
  *
  * Replies:
  *   ok [FIELD...]                   status: one JSON object; flush: the number of entries
- *                                   dropped; lookup: VALUE TTL SOURCE ("cache" or "resolved")
+ *                                   dropped; lookup: VALUE TTL SOURCE ("cache" or "resolved");
+ *                                   route: the number of the namespace's idmap pipes it
+ *                                   holds open (0: it does not serve them)
  *   negative TTL                    lookup: no such name or id (cache the failure TTL s)
  *   error ERRNO MESSAGE             ERRNO a positive errno number, MESSAGE escaped
  * A reply is one line too, status's JSON included, at most NSID_CTL_REPLY_MAX bytes with the
@@ -51,6 +56,7 @@ typedef enum nsid_ctl_command {
         NSID_CTL_FLUSH,
         NSID_CTL_LOOKUP,
         NSID_CTL_REGISTER,
+        NSID_CTL_ROUTE,
         _NSID_CTL_COMMAND_MAX,
 } nsid_ctl_command;
 

@@ -120,6 +120,12 @@ NSID_API_WARN_UNUSED int nsid_keyring_invalidate_keys(const char *keyring, uint3
                                                       const char *type,
                                                       const char *description,
                                                       unsigned *ret_failed);
+/* The same in the keyring whose serial is ring (from nsid_keyring_find(), kept by a caller
+ * that invalidates often: finding the keyring reads the whole of /proc/keys). -EKEYREVOKED,
+ * -ENOKEY or -EACCES when that keyring is gone (the module that owned it was unloaded). */
+NSID_API_WARN_UNUSED int nsid_keyring_invalidate_keys_in(int32_t ring, const char *type,
+                                                         const char *description,
+                                                         unsigned *ret_failed);
 
 #ifdef __cplusplus
 }

@@ -113,7 +113,6 @@ host-pipes = no
 set-identifier = no
 isolate-keys = yes
 rescan-interval = 2
-key-invalidate-delay-ms = 10
 state-dir = $1/state
 CONF
   dm_start "$1/nsid.conf" "$2"

@@ -52,7 +52,6 @@ host-pipes = no
 set-identifier = no
 isolate-keys = yes
 rescan-interval = 1
-key-invalidate-delay-ms = 10
 state-dir = $W/state
 CONF
 "$NSIDD" -f --config="$W/nsid.conf" --socket="$SOCK" </dev/null >/dev/null 2>>"$LOGS/idmapd-churn.log" &

@@ -51,7 +51,6 @@ host-pipes = no
 set-identifier = no
 isolate-keys = yes
 rescan-interval = 1
-key-invalidate-delay-ms = 10
 state-dir = $W/state
 CONF
 DPID=

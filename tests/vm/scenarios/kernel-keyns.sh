@@ -272,7 +272,7 @@ nsid_part() { # stock|patched
     check "patched/nsid: its status says the kernel tags ID keys ($st)" sh -c "echo '$st' | grep -q '^True | not needed'"
   else
     # On the stock module the daemon can only invalidate a container's key once the kernel
-    # has read it (isolate-keys, after key-invalidate-delay-ms): a lookup from another
+    # has read it (isolate-keys, retried until the kernel allows it): a lookup from another
     # namespace inside that window gets the container's answer (issue 19). Seen in the tier
     # on 6.12 once: host 4002 after c2. Reported, not asserted.
     [ "$c1 $c2 $h" = "4001 4002 1500" ] ||
