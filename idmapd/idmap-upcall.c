@@ -546,7 +546,10 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                 /* an unknown requester: its client's pipe is answered if the daemon serves
                  * pipes at all (the host's stand for that) */
                 pid_t target = rq_r >= 0 && rq.net_initial != 1 ? rq.pid : 0;
-                int pipes = fastpath_route(o->daemon_socket, o->daemon_timeout_ms, target);
+                unsigned rt = o->daemon_timeout_ms > IDMAP_ROUTE_TIMEOUT_MS
+                                      ? o->daemon_timeout_ms
+                                      : IDMAP_ROUTE_TIMEOUT_MS;
+                int pipes = fastpath_route(o->daemon_socket, rt, target);
                 if (pipes > 0 && target > 0 &&
                     (requester_proc(&rq) < 0 || nsid_proc_check_alive(rq.proc) < 0))
                         pipes = -ESRCH; /* the reply was about a pid that may be another's */
@@ -570,6 +573,12 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                pipes == 0 ? "does not serve the requester's idmap pipes"
                                           : pipes == -ETIMEDOUT ? "did not answer in time"
                                                                 : strerror(-pipes), who);
+                /* Not handed over. The host's answer would be cached for everyone, and is
+                 * the wrong one for a requester in a container: that one is answered from
+                 * its own files (a worker, as requester-context = yes), with the short
+                 * timeout of answers that differ from the host's. */
+                if (target > 0)
+                        pol.requester_context = true;
                 if (!pol.requester_context)
                         f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, 0, &fc);
         }

@@ -108,6 +108,11 @@ void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int 
 /* The fast path through nsid-idmapd (host context only). 0 with *ret filled (an answer or
  * a negative one), or -errno: daemon absent, slow, failing or answering garbage. */
 #define IDMAP_DAEMON_TIMEOUT_MS 100u
+/* The bound of "route": the daemon may have to attach the requester's namespace first (a
+ * thread, an rpc_pipefs mount), and a lookup it cannot hand over is answered by a worker in
+ * the requester's files, which costs more than waiting: at least 2 s, --daemon-timeout if
+ * longer. */
+#define IDMAP_ROUTE_TIMEOUT_MS 2000u
 typedef struct fastpath_answer {
         bool negative;
         bool is_name;
