@@ -22,8 +22,11 @@
 . "$LAB_LIB/demo-idmap.sh"
 
 N=${1:-300}
+# (lists with commas, as NSID_LAB_ARGS passes them: "300 nfsidmap,rpcidmapd,nsid -"; "-" none)
 VARIANTS_STOCK=${2:-"nfsidmap rpcidmapd nsid"}
 VARIANTS_PATCHED=${3:-"nfsidmap nsid nsid-pipes"}
+VARIANTS_STOCK=${VARIANTS_STOCK//,/ }; [ "$VARIANTS_STOCK" = - ] && VARIANTS_STOCK=
+VARIANTS_PATCHED=${VARIANTS_PATCHED//,/ }; [ "$VARIANTS_PATCHED" = - ] && VARIANTS_PATCHED=
 REL=$(uname -r)
 MOD=$LAB_BUILD/kernel/$REL/nfsv4.ko
 W=/run/nsid-lab/keyns-bench
@@ -112,8 +115,10 @@ run_variants() { # module-label variants...
   container_exec c1 umount /mnt/nfs
 }
 
-run_variants stock $VARIANTS_STOCK
-check "stock nfsv4 unloaded" rmmod nfsv4 || bail "rmmod"
-check "patched nfsv4 loaded" insmod "$MOD" || bail "insmod"
-run_variants patched $VARIANTS_PATCHED
+[ -n "$VARIANTS_STOCK" ] && run_variants stock $VARIANTS_STOCK
+if [ -n "$VARIANTS_PATCHED" ]; then
+  check "stock nfsv4 unloaded" rmmod nfsv4 || bail "rmmod"
+  check "patched nfsv4 loaded" insmod "$MOD" || bail "insmod"
+  run_variants patched $VARIANTS_PATCHED
+fi
 lab_done
