@@ -47,6 +47,21 @@ demo_users_file() { # file base 'name=id ...'
   printf '%s\n' "$text" > "$out"
 }
 
+# demo_users_setup DIR SPEC_SERVER SPEC_C1 [SPEC_C2...]: the guest's /etc/passwd and
+# /etc/group take the server's users (SPEC_SERVER; kept as DIR/passwd-server, group-server),
+# and DIR/passwd-K, DIR/group-K are container K's (its SPEC over the same files).
+demo_users_setup() {
+  local d=$1 srv=$2 k=0 spec
+  shift 2
+  demo_users_file /etc/passwd /etc/passwd "$srv" && demo_users_file /etc/group /etc/group "$srv" &&
+    cp /etc/passwd "$d/passwd-server" && cp /etc/group "$d/group-server" || return 1
+  for spec in "$@"; do
+    k=$((k + 1))
+    demo_users_file "$d/passwd-$k" /etc/passwd "$spec" &&
+      demo_users_file "$d/group-$k" /etc/group "$spec" || return 1
+  done
+}
+
 demo_idmap_on() { # server passwd, server group
   unshare -m --propagation private sh -ec "
     mount --bind '$1' /etc/passwd

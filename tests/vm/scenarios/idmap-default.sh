@@ -38,13 +38,7 @@ for n in $(seq 1 "$ROUNDS"); do
   spec_c1+=" labu$n=$((30000 + n))"
   spec_c2+=" labu$n=$((40000 + n))"
 done
-demo_users_file /etc/passwd /etc/passwd "$spec_srv"
-demo_users_file /etc/group /etc/group "$spec_srv"
-cp /etc/passwd "$W/passwd-server"; cp /etc/group "$W/group-server"
-for k in 1 2 3; do
-  eval "spec=\$spec_c$k"
-  demo_users_file "$W/passwd-$k" /etc/passwd "$spec"; demo_users_file "$W/group-$k" /etc/group "$spec"
-done
+demo_users_setup "$W" "$spec_srv" "$spec_c1" "$spec_c2" "$spec_c3" || bail "cannot write the users' files"
 
 check "knfsd started" nfs_server_start off || bail "no server"
 check "name mapping on; knfsd's channels answered by rpc.idmapd -S" \

@@ -55,11 +55,7 @@ for n in $(seq 1 "$ROUNDS"); do
   spec_c1+=" labu$n=$((30000 + n))"
   spec_c2+=" labu$n=$((40000 + n))"
 done
-demo_users_file /etc/passwd /etc/passwd "$spec_srv"
-demo_users_file /etc/group /etc/group "$spec_srv"
-cp /etc/passwd "$W/passwd-server"; cp /etc/group "$W/group-server"
-demo_users_file "$W/passwd-1" /etc/passwd "$spec_c1"; demo_users_file "$W/group-1" /etc/group "$spec_c1"
-demo_users_file "$W/passwd-2" /etc/passwd "$spec_c2"; demo_users_file "$W/group-2" /etc/group "$spec_c2"
+demo_users_setup "$W" "$spec_srv" "$spec_c1" "$spec_c2" || bail "cannot write the users' files"
 
 check "knfsd started" nfs_server_start off || bail "no server"
 check "name mapping on; knfsd's channels answered by rpc.idmapd -S" \
