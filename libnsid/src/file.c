@@ -8,8 +8,9 @@
  * ELOOP. The lookup opens an O_PATH fd only, so the file itself is never opened before its
  * type is known: a FIFO, a socket or a device node inside the container is refused from the
  * fstat() of the O_PATH fd, without running a driver's open() or blocking on a FIFO. A regular
- * file is then reopened for reading through /proc/self/fd (the same inode, no second path
- * walk, so nothing can be swapped in between), and read with a size cap that applies to the
+ * file is then reopened for reading through the reader's own /proc/self/fd, opened from the
+ * host's procfs before any container was entered (the same inode, no second path walk, so nothing can be swapped in
+ * between; a worker chroot()ed into a container never looks at the container's /proc), and read with a size cap that applies to the
  * bytes actually read, not to st_size: a file that grows while it is read, or a procfs-like
  * file that reports size 0, still stops at the cap.
  *
@@ -26,6 +27,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -172,27 +174,48 @@ static int open_regular_in_root(int rootfd, const char *path, int *ret_fd,
         return 0;
 }
 
-/* Turn the O_PATH fd of a regular file into a readable fd of the same inode. */
-static int reopen_for_reading(int rootfd, int pathfd, const struct stat *st, const char *path) {
-        const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-        _cleanup_close_ int fd = -EBADF;
-        char procpath[64];
-        struct stat st2;
+/* The fd directory reopens go through: see file-internal.h. */
+static int worker_procfs_fd = -EBADF;
+static bool in_worker = false;
 
-        (void) snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", pathfd);
-        fd = open(procpath, flags);
-        if (fd < 0 && errno == ENOENT) {
-                /* No procfs at /proc (e.g. a worker chrooted into a container that has none
-                 * mounted yet): walk the path again. The inode check below refuses whatever
-                 * may have been swapped in between; O_NONBLOCK keeps a FIFO from blocking and
-                 * O_NOCTTY a tty from becoming our terminal. */
-                struct open_how how = {
-                        .flags = (uint64_t) flags,
-                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-                };
-                long k = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-                fd = k < 0 ? -1 : (int) k;
+int file_procfs_open_self_fd(void) {
+        struct statfs sf;
+        int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstatfs(fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC) {
+                close(fd);
+                return -ENOMEDIUM;
         }
+        return fd;
+}
+
+void file_procfs_set(int fd) {
+        worker_procfs_fd = fd;
+        in_worker = true;
+}
+
+/* Turn the O_PATH fd of a regular file into a readable fd of the same inode, through the
+ * reader's own fd directory of the host's procfs, taken before any container was entered:
+ * no second walk of the path, and nothing the container controls (its /proc) is looked up.
+ * Any failure fails. */
+static int reopen_for_reading(int pathfd, const struct stat *st, const char *path) {
+        const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+        _cleanup_close_ int fd = -EBADF, own = -EBADF;
+        char rel[16];
+        struct stat st2;
+        int procfd;
+
+        if (in_worker)
+                procfd = worker_procfs_fd;
+        else
+                procfd = own = file_procfs_open_self_fd();
+        if (procfd < 0)
+                return log_debug_errno(procfd < -1 ? procfd : -ENOMEDIUM,
+                                       "cannot reopen %s in container root: no procfs of the "
+                                       "reader's own to reopen it through", path);
+        (void) snprintf(rel, sizeof(rel), "%d", pathfd);
+        fd = openat(procfd, rel, flags);
         if (fd < 0)
                 return log_debug_errno(errno, "cannot open %s in container root: %s", path,
                                        strerror(errno));
@@ -258,7 +281,7 @@ static int read_in_root(int rootfd, const char *path, size_t max_size, char *buf
                                        "more than the limit of %zu",
                                        path, (long long) st.st_size, max_size);
 
-        fd = reopen_for_reading(rootfd, pathfd, &st, path);
+        fd = reopen_for_reading(pathfd, &st, path);
         if (fd < 0)
                 return fd;
 

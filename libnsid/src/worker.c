@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file-internal.h"
 #include "log-internal.h"
 #include "macro.h"
 #include "nsid/ns.h"
@@ -139,6 +140,7 @@ struct worker_ctx {
         int join_fd[_NSID_NS_TYPE_MAX];
         int join_flag[_NSID_NS_TYPE_MAX];
         int root_fd;         /* chroot() here after joining, or -EBADF */
+        int proc_fd;         /* child: its own /proc/self/fd (O_PATH), for reopening files */
         bool become_ns_root; /* joined a user namespace other than ours */
         bool fork_pid;       /* run fn in a grandchild inside the joined pid namespace */
         unsigned flags;
@@ -171,7 +173,7 @@ static int child_reset_signals(void) {
 
 /* Move fds[0..n) to 3, 4, ..., point 0-2 at fds[1] (/dev/null), close all others. */
 static int child_fd_layout(int *fds, size_t n) {
-        int base = 3 + (int) n, tmp[2 + _NSID_NS_TYPE_MAX + 1];
+        int base = 3 + (int) n, tmp[2 + _NSID_NS_TYPE_MAX + 2];
 
         for (size_t i = 0; i < n; i++) {
                 tmp[i] = fcntl(fds[i], F_DUPFD, base);
@@ -286,6 +288,8 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
                 if (poll(&pfd, 1, 0) != 0) /* the middle child already exited (or error) */
                         _exit(WORKER_EXIT_OTHER);
                 (void) close(self_pidfd);
+                /* the fd directory is the middle child's: no reopening here (file.c fails) */
+                file_procfs_set(-EBADF);
                 if (sigprocmask(SIG_SETMASK, &empty, NULL) < 0)
                         child_fail(c, STAGE_PID_CHILD, errno);
                 child_run_fn(c);
@@ -323,7 +327,7 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
 }
 
 _Noreturn static void worker_child(struct worker_ctx *c) {
-        int fds[2 + _NSID_NS_TYPE_MAX + 1];
+        int fds[2 + _NSID_NS_TYPE_MAX + 2];
         size_t n = 0;
         int r;
 
@@ -343,6 +347,14 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 child_fail(c, STAGE_DUMPABLE, errno);
 
+        /* Its own fd directory, from the host's procfs, before any namespace is joined:
+         * files read in the container are reopened through it (file.c), never through the
+         * /proc of the container's root, which the container controls (a FIFO or a device
+         * node where /proc/self/fd/N should be). It reaches this process's fds only. */
+        c->proc_fd = file_procfs_open_self_fd();
+        if (c->proc_fd < 0)
+                child_fail(c, STAGE_FDS, -c->proc_fd);
+
         /* Keep only what the setup needs; everything else the caller had open is closed
          * before any namespace is joined. */
         fds[n++] = c->reply_fd;
@@ -351,9 +363,12 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                 fds[n++] = c->join_fd[i];
         if (c->root_fd >= 0)
                 fds[n++] = c->root_fd;
+        size_t proc_at = n;
+        fds[n++] = c->proc_fd;
         r = child_fd_layout(fds, n);
         if (r > 0)
                 child_fail(c, STAGE_FDS, r);
+        c->proc_fd = fds[proc_at];
         c->reply_fd = fds[0];
         c->null_fd = fds[1];
         for (size_t i = 0; i < c->n_join; i++)
@@ -396,9 +411,13 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                         child_fail(c, STAGE_SETUID, errno);
         }
 
-        /* From here on only the reply pipe (3) and /dev/null (0-2) stay open. */
-        if (close_range(CHILD_NULL_FD, ~0U, 0) < 0)
+        /* From here on only the reply pipe (3), /dev/null (0-2) and the fd directory (4, in
+         * place of the spare /dev/null) stay open. */
+        if (dup2(c->proc_fd, CHILD_NULL_FD) < 0)
                 child_fail(c, STAGE_FDS, errno);
+        if (close_range(CHILD_NULL_FD + 1, ~0U, 0) < 0)
+                child_fail(c, STAGE_FDS, errno);
+        file_procfs_set(CHILD_NULL_FD);
 
         if (c->fork_pid)
                 child_pid_namespace(c);

@@ -550,6 +550,48 @@ static int read_passwd_in_worker(int reply_fd, void *userdata) {
         return 0;
 }
 
+/* Issue 20, item 1: a worker chroot()ed into a container reopened the checked O_PATH fd
+ * through "/proc/self/fd/N", i.e. the container's /proc. Here the container has no procfs,
+ * and its proc/self/fd/ holds a FIFO for every plausible N (a device node there would have
+ * its driver opened by host root the same way): the read must go through the reader's own
+ * procfs (taken before entering) and succeed. The old code opened the container's FIFO and
+ * then refused it (ESTALE): the open itself had happened. */
+static void test_reopen_not_through_container_proc(void **state) {
+        (void) state;
+        char root[PATH_MAX], p[PATH_MAX];
+        struct ctr c;
+        nsid_proc *pr = NULL;
+        char *reply = NULL;
+        size_t size = 0;
+
+        make_root(root, "fakeproc");
+        pathf(p, root, "etc/passwd");
+        write_file(p, "root:x:0:0::/:/bin/sh\n", 22);
+        pathf(p, root, "proc/self");
+        assert_int_equal(mkdir(p, 0755), 0);
+        pathf(p, root, "proc/self/fd");
+        assert_int_equal(mkdir(p, 0755), 0);
+        for (int n = 3; n < 64; n++) {
+                char rel[32];
+                snprintf(rel, sizeof(rel), "proc/self/fd/%d", n);
+                pathf(p, root, rel);
+                assert_int_equal(mkfifo(p, 0644), 0);
+        }
+        ctr_start(&c, root, 0);
+        assert_int_equal(nsid_proc_open(c.pid, &pr), 0);
+        int r = nsid_worker_run(pr, NSID_NS_MASK(NSID_NS_MNT), 0, 5000, read_passwd_in_worker,
+                                NULL, 1 << 20, &reply, &size);
+        print_message("worker read with FIFOs at the container's /proc/self/fd/N: %d (%s)\n", r,
+                      r < 0 ? strerror(-r) : "ok");
+        assert_int_equal(r, 0);
+        assert_non_null(reply);
+        assert_int_equal(size, 22);
+        assert_memory_equal(reply, "root:x:0:0::/:/bin/sh\n", 22);
+        free(reply);
+        nsid_proc_unref(pr);
+        ctr_stop(&c);
+}
+
 static void test_hung_mount(void **state) {
         (void) state;
         char root[PATH_MAX];
@@ -634,6 +676,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_special_files),
                 cmocka_unit_test(test_hostile_text),
                 cmocka_unit_test(test_exit_between_discovery_and_use),
+                cmocka_unit_test(test_reopen_not_through_container_proc),
                 cmocka_unit_test(test_hung_mount),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -671,10 +671,14 @@ static void test_fd_isolation(void **state) {
         assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_NET), 0, 5000, fn_list_fds,
                                          NULL, 4096, &reply, NULL),
                          0);
-        /* Exactly 0-2 on /dev/null and the reply pipe on 3. */
+        /* Exactly 0-2 on /dev/null, the reply pipe on 3 and the worker's own fd directory
+         * (from the host's procfs, for reopening files: issue 20) on 4. */
         assert_true(strncmp(reply,
                             "0 /dev/null\n1 /dev/null\n2 /dev/null\n3 pipe:[", 42) == 0);
-        assert_int_equal(strchr(reply + 42, '\n')[1], 0);
+        const char *l4 = strchr(reply + 42, '\n') + 1;
+        assert_true(strncmp(l4, "4 /proc/", 8) == 0);
+        assert_non_null(strstr(l4, "/fd\n"));
+        assert_int_equal(strchr(l4, '\n')[1], 0);
         assert_null(strstr(reply, "hostname"));
         free(reply);
 
