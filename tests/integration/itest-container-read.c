@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/file.h"
 #include "nsid/ns.h"
 
@@ -387,5 +389,5 @@ int main(void) {
                 cmocka_unit_test(test_exec),
                 cmocka_unit_test(test_refusals_through_proc),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

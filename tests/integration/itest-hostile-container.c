@@ -38,6 +38,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/file.h"
 #include "nsid/ns.h"
 #include "nsid/userdb.h"
@@ -636,5 +638,5 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_exit_between_discovery_and_use),
                 cmocka_unit_test(test_hung_mount),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

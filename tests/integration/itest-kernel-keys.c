@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "kernel-keys-internal.h"
 #include "nsid/kernel.h"
 #include "nsid/netns.h"
@@ -450,5 +452,5 @@ int main(void) {
                 cmocka_unit_test(test_cache_untrusted),
                 cmocka_unit_test(test_cache_errors),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

@@ -33,6 +33,8 @@
 #include <cmocka.h>
 #include <linux/keyctl.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/kernel.h>
 
 #define TYPE "user"
@@ -138,5 +140,5 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_forged_lines),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/ns.h"
 
 /* A child that unshares the given namespaces, reports readiness on a pipe and then waits
@@ -262,5 +264,5 @@ int main(void) {
                 cmocka_unit_test(test_userns_owner),
                 cmocka_unit_test(test_pidfd),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

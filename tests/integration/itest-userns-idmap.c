@@ -33,6 +33,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/idmap.h"
 #include "nsid/ns.h"
 
@@ -548,5 +550,5 @@ int main(void) {
                 cmocka_unit_test(test_proc_status),
                 cmocka_unit_test(test_parser_agrees_with_kernel),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

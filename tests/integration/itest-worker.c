@@ -33,6 +33,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/log.h"
 #include "nsid/ns.h"
 #include "nsid/worker.h"
@@ -1062,5 +1064,5 @@ int main(void) {
                 cmocka_unit_test(test_caller_without_setpcap),
                 cmocka_unit_test(test_threads),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/conffile.h>
 
 #define PARSE(text, c) assert_int_equal(nsid_conf_parse(text, strlen(text), "t.conf", c), 0)
@@ -368,5 +370,5 @@ int main(void) {
                 cmocka_unit_test(test_get_compat), cmocka_unit_test(test_load),
                 cmocka_unit_test(test_refcount),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }
