@@ -203,6 +203,9 @@ static bool runs_sleep(pid_t pid) {
 
 static int setup(void **state) {
         (void) state;
+        if (geteuid() != 0)
+                skip_all("not root: the containers need mount namespaces and uid maps of other "
+                         "users (run as root)");
         if (!mkdtemp(tmpdir))
                 return -1;
         /* The user-namespaced container's root (host uid 100000) must reach the file. */

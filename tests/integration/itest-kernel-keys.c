@@ -417,10 +417,8 @@ static void test_cache_errors(void **state) {
 
 static int setup(void **state) {
         (void) state;
-        if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: needs root (the probe unshares a network namespace)\n");
-                exit(77);
-        }
+        if (geteuid() != 0)
+                skip_all("not root: the probe unshares a network namespace (run as root)");
         assert_non_null(mkdtemp(tmpdir));
         snprintf(cache_path, sizeof(cache_path), "%s/nfs-idkeys", tmpdir);
         /* mod_dir stands for /sys/module/nfsv4: its srcversion file, or, without one, the

@@ -127,6 +127,9 @@ static void test_open_path(void **state) {
 }
 
 static void test_child_netns(void **state) {
+        if (geteuid() != 0)
+                test_skip("not root: new network and UTS namespaces need CAP_SYS_ADMIN (run "
+                          "as root)");
         pid_t pid = spawn_holder(CLONE_NEWNET | CLONE_NEWUTS);
         nsid_proc *p = NULL, *self = NULL;
         nsid_ns *cn = NULL, *sn = NULL, *cu = NULL, *su = NULL;
