@@ -13,9 +13,9 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-for c in keyctl dnsmasq ip unshare python3; do
-        command -v $c >/dev/null || { echo "FAIL: $c missing"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
+for c in keyctl:keyutils dnsmasq:dnsmasq-base ip:iproute2 unshare:util-linux python3:python3; do
+        command -v "${c%%:*}" >/dev/null || { echo "SKIP: ${c%%:*} missing (apt install ${c#*:})"; exit 77; }
 done
 grep -q " keyring   .dns_resolver" /proc/keys || grep -q dns_resolver /proc/key-users 2>/dev/null ||
         echo "note: no .dns_resolver keyring seen; the kernel may lack dns_resolver" >&2

@@ -22,9 +22,9 @@
 set -uo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (request-key rules, mounts)"; exit 0; }
-command -v keyctl >/dev/null || { echo "FAIL: keyctl missing (keyutils)"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 missing"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, mounts (run as root)"; exit 77; }
+command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }
 
 MARKER="NSIDHOSTILEMARKER$RANDOM"
 T=$(mktemp -d /tmp/nsid-itest-hostile-idmap.XXXXXX)

@@ -19,7 +19,7 @@ set -u
 B=${1:?usage: $0 BUILD_DIR}
 U=$(realpath "$B/uniquifier/nsid-uniquifier")
 [ -x "$U" ] || { echo "Bail out! $U not built"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: network and mount namespaces, bind mounts over /etc (run as root)"; exit 77; }
 
 T=$(mktemp -d /tmp/itest-hostile-uniq.XXXXXX)
 chmod 755 "$T"

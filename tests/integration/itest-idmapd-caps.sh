@@ -23,8 +23,9 @@ set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
 src=$(cd "$(dirname "$0")/../.." && pwd)
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-command -v setpriv >/dev/null && command -v capsh >/dev/null || { echo "SKIP: needs setpriv and capsh"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd's capabilities, mount and network namespaces (run as root)"; exit 77; }
+command -v setpriv >/dev/null || { echo "SKIP: setpriv missing (apt install util-linux)"; exit 77; }
+command -v capsh >/dev/null || { echo "SKIP: capsh missing (apt install libcap2-bin)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-caps.XXXXXX)
 chmod 755 "$T"
