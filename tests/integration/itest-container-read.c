@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/file.h"
 #include "nsid/ns.h"
 
@@ -201,6 +203,9 @@ static bool runs_sleep(pid_t pid) {
 
 static int setup(void **state) {
         (void) state;
+        if (geteuid() != 0)
+                skip_all("not root: the containers need mount namespaces and uid maps of other "
+                         "users (run as root)");
         if (!mkdtemp(tmpdir))
                 return -1;
         /* The user-namespaced container's root (host uid 100000) must reach the file. */
@@ -387,5 +392,5 @@ int main(void) {
                 cmocka_unit_test(test_exec),
                 cmocka_unit_test(test_refusals_through_proc),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

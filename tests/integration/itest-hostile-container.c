@@ -38,6 +38,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/file.h"
 #include "nsid/ns.h"
 #include "nsid/userdb.h"
@@ -198,10 +200,8 @@ static void expect_passwd_read(const struct ctr *c, int want_err) {
 
 static int setup(void **state) {
         (void) state;
-        if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: needs root (mount namespaces)\n");
-                exit(0);
-        }
+        if (geteuid() != 0)
+                skip_all("not root: the fake containers need mount namespaces (run as root)");
         assert_non_null(mkdtemp(tmpdir));
         assert_int_equal(chmod(tmpdir, 0755), 0);
         /* a host file no container may read */
@@ -592,6 +592,25 @@ static void test_reopen_not_through_container_proc(void **state) {
         ctr_stop(&c);
 }
 
+/* FUSE usable here: /dev/fuse a character device this process may open, and the fuse
+ * filesystem known to the kernel (else the module is not loaded). */
+static bool have_fuse(void) {
+        char line[256];
+        struct stat st;
+        bool found = false;
+
+        if (stat("/dev/fuse", &st) < 0 || !S_ISCHR(st.st_mode) ||
+            access("/dev/fuse", R_OK | W_OK) < 0)
+                return false;
+        FILE *f = fopen("/proc/filesystems", "re");
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f))
+                found = strcmp(line, "nodev\tfuse\n") == 0;
+        fclose(f);
+        return found;
+}
+
 static void test_hung_mount(void **state) {
         (void) state;
         char root[PATH_MAX];
@@ -599,10 +618,9 @@ static void test_hung_mount(void **state) {
         nsid_proc *pr = NULL;
         char *reply = NULL;
 
-        if (access("/dev/fuse", R_OK | W_OK) < 0) {
-                print_message("SKIP: no /dev/fuse\n");
-                return;
-        }
+        if (!have_fuse())
+                test_skip("no FUSE: no /dev/fuse character device or no fuse in "
+                          "/proc/filesystems (modprobe fuse; in a container, pass /dev/fuse in)");
         make_root(root, "hung");
         ctr_start(&c, root, CTR_FUSE_ETC);
         assert_int_equal(nsid_proc_open(c.pid, &pr), 0);
@@ -679,5 +697,5 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_reopen_not_through_container_proc),
                 cmocka_unit_test(test_hung_mount),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

@@ -25,8 +25,8 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-command -v python3 >/dev/null || { echo "FAIL: python3 missing"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd with its capabilities, mount namespaces (run as root)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-pipe.XXXXXX)
 chmod 755 "$T"

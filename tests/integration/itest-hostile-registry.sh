@@ -16,8 +16,8 @@ set -u
 B=${1:?usage: $0 BUILD_DIR}
 U=$(realpath "$B/uniquifier/nsid-uniquifier")
 [ -x "$U" ] || { echo "Bail out! $U not built"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
-command -v sqlite3 >/dev/null || { echo "Bail out! needs the sqlite3 CLI"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: network namespaces (run as root)"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "SKIP: the sqlite3 CLI missing (apt install sqlite3)"; exit 77; }
 KILLS=${NSID_REGISTRY_KILLS:-1000}
 
 T=$(mktemp -d /tmp/itest-hostile-reg.XXXXXX)

@@ -10,8 +10,8 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (a private /dev)"; exit 0; }
-command -v python3 >/dev/null || { echo "FAIL: python3 missing"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: a private /dev in a mount namespace (run as root)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-syslog.XXXXXX)
 trap 'rm -rf "$T"' EXIT

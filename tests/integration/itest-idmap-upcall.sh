@@ -16,8 +16,8 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (request-key rules)"; exit 0; }
-command -v keyctl >/dev/null || { echo "FAIL: keyctl missing (keyutils)"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d (run as root)"; exit 77; }
+command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-idmap.XXXXXX)
 chmod 755 "$T"

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "../../idmapd/idmapd-cache.c"
 
 #define S 1000000ll
@@ -485,5 +487,5 @@ int main(void) {
                 cmocka_unit_test(test_memory),
                 cmocka_unit_test(test_keyed_hash),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

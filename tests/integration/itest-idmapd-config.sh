@@ -7,7 +7,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, a config file owned by another user (run as root)"; exit 77; }
 T=$(mktemp -d /tmp/nsid-itest-config.XXXXXX)
 DPID=
 cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }

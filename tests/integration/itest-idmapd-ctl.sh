@@ -22,7 +22,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 0; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, network namespaces (run as root)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-idmapd.XXXXXX)
 chmod 755 "$T"

@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "kernel-keys-internal.h"
 #include "nsid/kernel.h"
 #include "nsid/netns.h"
@@ -415,10 +417,8 @@ static void test_cache_errors(void **state) {
 
 static int setup(void **state) {
         (void) state;
-        if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: needs root (the probe unshares a network namespace)\n");
-                exit(77);
-        }
+        if (geteuid() != 0)
+                skip_all("not root: the probe unshares a network namespace (run as root)");
         assert_non_null(mkdtemp(tmpdir));
         snprintf(cache_path, sizeof(cache_path), "%s/nfs-idkeys", tmpdir);
         /* mod_dir stands for /sys/module/nfsv4: its srcversion file, or, without one, the
@@ -450,5 +450,5 @@ int main(void) {
                 cmocka_unit_test(test_cache_untrusted),
                 cmocka_unit_test(test_cache_errors),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

@@ -33,6 +33,8 @@
 #include <cmocka.h>
 #include <linux/keyctl.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/kernel.h>
 
 #define TYPE "user"
@@ -131,12 +133,11 @@ static void test_forged_lines(void **state) {
 }
 
 int main(void) {
-        if (getuid() != 0) {
-                printf("SKIP: needs root (KEYCTL_CHOWN)\n");
-                return 77;
-        }
+        if (getuid() != 0)
+                skip_all("not root: the test chowns keys to another user (KEYCTL_CHOWN; run "
+                         "as root)");
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_forged_lines),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/ns.h"
 
 /* A child that unshares the given namespaces, reports readiness on a pipe and then waits
@@ -125,6 +127,9 @@ static void test_open_path(void **state) {
 }
 
 static void test_child_netns(void **state) {
+        if (geteuid() != 0)
+                test_skip("not root: new network and UTS namespaces need CAP_SYS_ADMIN (run "
+                          "as root)");
         pid_t pid = spawn_holder(CLONE_NEWNET | CLONE_NEWUTS);
         nsid_proc *p = NULL, *self = NULL;
         nsid_ns *cn = NULL, *sn = NULL, *cu = NULL, *su = NULL;
@@ -262,5 +267,5 @@ int main(void) {
                 cmocka_unit_test(test_userns_owner),
                 cmocka_unit_test(test_pidfd),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

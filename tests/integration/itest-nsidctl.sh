@@ -22,10 +22,10 @@ B=${1:?usage: $0 BUILD_DIR}
 C=$B/nsidctl/nsidctl
 U=$B/uniquifier/nsid-uniquifier
 for x in "$C" "$U"; do [ -x "$x" ] || { echo "Bail out! $x not built"; exit 1; }; done
-[ "$(id -u)" = 0 ] || { echo "Bail out! needs root"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
 # the system's python3 (a version manager's shim in PATH may take a second to start)
 PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3) || { echo "Bail out! needs python3"; exit 1; }
+[ -x "$PY" ] || PY=$(command -v python3) || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }
 
 T=$(mktemp -d /tmp/itest-nsidctl.XXXXXX)
 RK=/etc/request-key.d/nsidctl-itest-$$.conf

@@ -17,8 +17,8 @@ set -u
 B=${1:?usage: $0 BUILD_DIR}
 U=$B/uniquifier/nsid-uniquifier
 [ -x "$U" ] || { echo "Bail out! $U not built"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "Bail out! needs root"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "Bail out! needs the sqlite3 CLI"; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: network namespaces (run as root)"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "SKIP: the sqlite3 CLI missing (apt install sqlite3)"; exit 77; }
 
 T=$(mktemp -d /tmp/itest-uniquifier.XXXXXX)
 NETNS_ADDED=()

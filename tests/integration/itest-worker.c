@@ -33,6 +33,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/log.h"
 #include "nsid/ns.h"
 #include "nsid/worker.h"
@@ -392,6 +394,9 @@ static int fn_mount_tmpfs(int fd, void *userdata) {
 
 static int setup(void **state) {
         (void) state;
+        if (geteuid() != 0)
+                skip_all("not root: the targets are made with unshare() of namespaces a user "
+                         "cannot make, the workers join them (run as root)");
         if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) < 0)
                 return -1;
         snprintf(passwd_path, sizeof(passwd_path), "%s/passwd", tmpdir);
@@ -944,10 +949,6 @@ static void test_unprivileged_caller(void **state) {
  * nothing permitted or effective and no_new_privs. (Before, it failed with -EPERM.) */
 static void test_caller_without_setpcap(void **state) {
         (void) state;
-        if (geteuid() != 0) {
-                print_message("SKIP: needs root\n");
-                return;
-        }
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -1066,5 +1067,5 @@ int main(void) {
                 cmocka_unit_test(test_caller_without_setpcap),
                 cmocka_unit_test(test_threads),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return run_test_group(tests, setup, teardown);
 }

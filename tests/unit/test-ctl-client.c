@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/ctlproto.h>
 #include <nsid/fdio.h>
 
@@ -606,5 +608,5 @@ int main(void) {
                 cmocka_unit_test(test_fd_read_timeout),
                 cmocka_unit_test(test_read_line_fixed),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

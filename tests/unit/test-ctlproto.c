@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/ctlproto.h>
 
 static int parse(const char *s, nsid_ctl_request *r) {
@@ -144,5 +146,5 @@ int main(void) {
                 cmocka_unit_test(test_format_roundtrip),
                 cmocka_unit_test(test_replies),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "fmt-util.h"
 
 static void test_u64(void **state) {
@@ -79,5 +81,5 @@ int main(void) {
                 cmocka_unit_test(test_hex),
                 cmocka_unit_test(test_join),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

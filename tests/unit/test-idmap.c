@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "idmap-internal.h"
 #include "nsid/idmap.h"
 
@@ -526,5 +528,5 @@ int main(void) {
                 cmocka_unit_test(test_load_self),
                 cmocka_unit_test(test_long_number_unterminated),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

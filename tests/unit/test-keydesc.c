@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/keyring.h>
 
 static int parse(const char *s, nsid_idmap_keydesc *kd) {
@@ -261,5 +263,5 @@ int main(void) {
                 cmocka_unit_test(test_describe),        cmocka_unit_test(test_dns_request),
                 cmocka_unit_test(test_proc_keys),       cmocka_unit_test(test_proc_keys_brief),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "proc-util.h"
 
 /* Feed len bytes through a real pipe and read them back with a cap. */
@@ -124,5 +126,5 @@ int main(void) {
                 cmocka_unit_test(test_status_tgid),
                 cmocka_unit_test(test_caps),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

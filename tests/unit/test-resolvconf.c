@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include <nsid/conffile.h>
 #include <nsid/resolv.h>
 
@@ -133,5 +135,5 @@ int main(void) {
                 cmocka_unit_test(test_resolvconf), cmocka_unit_test(test_names),
                 cmocka_unit_test(test_hosts), cmocka_unit_test(test_conffile),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "test-skip.h" /* after cmocka.h */
+
 #include "nsid/log.h"
 #include "nsid/userdb.h"
 #include "userdb-internal.h"
@@ -795,5 +797,5 @@ int main(void) {
                 cmocka_unit_test(test_load_proc_self),
                 cmocka_unit_test(test_bad_args),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }
