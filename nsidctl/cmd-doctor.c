@@ -125,6 +125,7 @@ int cmd_doctor(void) {
         check_kernel(&s);
         check_idmap_keys(&s);
         check_config();
+        check_registry();
         check_identifiers(&s);
         check_owner_strings(&s);
         check_hostnames(&s);

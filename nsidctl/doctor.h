@@ -36,6 +36,8 @@ void check_config(void);
 void check_identifiers(const survey *s);
 void check_owner_strings(const survey *s);
 void check_hostnames(const survey *s);
+/* doctor-registry.c */
+void check_registry(void);
 /* doctor-idmap.c */
 void check_domains(const survey *s);
 void check_request_key(void);

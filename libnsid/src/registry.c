@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "log-internal.h"
 #include "macro.h"
+#include "nsid/identity.h"
 #include "nsid/netns.h"
 #include "nsid/registry.h"
 
@@ -362,6 +364,288 @@ _public_ int nsid_registry_check_integrity(nsid_registry *r) {
                 e = fail(r, rc, "integrity_check");
         sqlite3_finalize(st);
         return e;
+}
+
+/* ---- verification ---- */
+
+typedef struct problem_list {
+        nsid_registry_problem *v;
+        size_t n, cap;
+} problem_list;
+
+_public_ void nsid_registry_problems_free(nsid_registry_problem *v, size_t n) {
+        if (!v)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].app);
+                free(v[i].key);
+                free(v[i].identity);
+                free(v[i].what);
+        }
+        free(v);
+}
+
+/* A text column as a copy (SQLite's text form of whatever is stored), NULL for SQL NULL;
+ * *ret_oom set when a copy failed. */
+static char *col_copy(sqlite3_stmt *st, int i, bool *ret_oom) {
+        const unsigned char *t;
+        char *c;
+
+        if (i < 0 || sqlite3_column_type(st, i) == SQLITE_NULL)
+                return NULL;
+        t = sqlite3_column_text(st, i);
+        c = t ? strdup((const char *) t) : NULL;
+        if (!c)
+                *ret_oom = true;
+        return c;
+}
+
+/* Add a problem with the fields of row st (columns rowid, app, key, identity, ino at
+ * 0, 1, 2, 4, 5; ino_col < 0 when there is none); st NULL: none. */
+static int problem_add(problem_list *p, nsid_registry_problem_kind kind, const char *table,
+                       sqlite3_stmt *st, int ino_col, const char *fmt, ...)
+        _printf_(6, 7);
+static int problem_add(problem_list *p, nsid_registry_problem_kind kind, const char *table,
+                       sqlite3_stmt *st, int ino_col, const char *fmt, ...) {
+        nsid_registry_problem x = { .kind = kind, .table = table };
+        bool oom = false;
+        va_list ap;
+        int k;
+
+        if (p->n == p->cap) {
+                size_t ncap = p->cap ? p->cap * 2 : 8;
+                nsid_registry_problem *nv = reallocarray(p->v, ncap, sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                p->v = nv;
+                p->cap = ncap;
+        }
+        if (st) {
+                x.rowid = sqlite3_column_int64(st, 0);
+                x.app = col_copy(st, 1, &oom);
+                x.key = col_copy(st, 2, &oom);
+                x.identity = col_copy(st, 4, &oom);
+                if (ino_col >= 0)
+                        x.netns_ino = (uint64_t) sqlite3_column_int64(st, ino_col);
+        }
+        va_start(ap, fmt);
+        k = vasprintf(&x.what, fmt, ap);
+        va_end(ap);
+        if (k < 0 || oom) {
+                if (k >= 0)
+                        free(x.what);
+                free(x.app);
+                free(x.key);
+                free(x.identity);
+                return -ENOMEM;
+        }
+        p->v[p->n++] = x;
+        return 0;
+}
+
+/* Column i of st as text that nsid could have written: a TEXT value, or NULL. */
+static const char *col_text(sqlite3_stmt *st, int i) {
+        if (sqlite3_column_type(st, i) != SQLITE_TEXT)
+                return NULL;
+        return (const char *) sqlite3_column_text(st, i);
+}
+
+static bool identity_well_formed(const char *s) {
+        if (!s || strlen(s) != 32)
+                return false;
+        for (size_t i = 0; i < 32; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/* The columns of index idx of this database, in order, joined by ',' into buf. */
+static int index_columns(nsid_registry *r, const char *idx, char *buf, size_t size) {
+        static const char what[] = "reading the schema";
+        sqlite3_stmt *st = NULL;
+        size_t len = 0;
+        int rc, e;
+
+        e = prepare(r, "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", what, &st);
+        if (e < 0)
+                return e;
+        sqlite3_bind_text(st, 1, idx, -1, SQLITE_STATIC);
+        buf[0] = '\0';
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *c = (const char *) sqlite3_column_text(st, 0);
+                int k = snprintf(buf + len, size - len, "%s%s", len ? "," : "", c ? c : "?");
+                if (k < 0 || (size_t) k >= size - len)
+                        break; /* longer than any index of ours: it cannot match */
+                len += (size_t) k;
+        }
+        e = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(r, rc, what);
+        sqlite3_finalize(st);
+        return e;
+}
+
+/* Whether table has a UNIQUE index (a UNIQUE or PRIMARY KEY constraint) on exactly cols. */
+static int has_unique(nsid_registry *r, const char *table, const char *cols) {
+        static const char what[] = "reading the schema";
+        sqlite3_stmt *st = NULL;
+        char have[128];
+        int rc = SQLITE_DONE, e, found = 0;
+
+        e = prepare(r, "SELECT name FROM pragma_index_list(?1) WHERE \"unique\" = 1", what,
+                    &st);
+        if (e < 0)
+                return e;
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        while (!found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *idx = (const char *) sqlite3_column_text(st, 0);
+                if (!idx)
+                        continue;
+                e = index_columns(r, idx, have, sizeof(have));
+                if (e < 0)
+                        break;
+                found = strcmp(have, cols) == 0;
+        }
+        if (e >= 0 && !found && rc != SQLITE_DONE)
+                e = fail(r, rc, what);
+        sqlite3_finalize(st);
+        return e < 0 ? e : found;
+}
+
+/* Every (app, identity) of bindings held by more than one row. */
+static int find_duplicates(nsid_registry *r, problem_list *p) {
+        static const char what[] = "looking for duplicate identities";
+        sqlite3_stmt *st = NULL;
+        int rc, e;
+
+        e = prepare(r,
+                    "SELECT 0, app, NULL, NULL, identity, count(*) FROM bindings"
+                    " GROUP BY app, identity HAVING count(*) > 1",
+                    what, &st);
+        if (e < 0)
+                return e;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                e = problem_add(p, NSID_REGISTRY_PROBLEM_DUPLICATE, "bindings", st, -1,
+                                "identity bound to %lld network namespaces",
+                                (long long) sqlite3_column_int64(st, 5));
+                if (e < 0)
+                        break;
+        }
+        if (e >= 0 && rc != SQLITE_DONE)
+                e = fail(r, rc, what);
+        sqlite3_finalize(st);
+        return e;
+}
+
+/* Every row of table: well-formed, and its identity derived from its app and key. Returns
+ * the number of rows. */
+static int verify_rows(nsid_registry *r, const char *table, const uint8_t *secret,
+                       problem_list *p) {
+        char what[64], derived[NSID_IDENTITY_STRING_SIZE];
+        sqlite3_stmt *st = NULL;
+        bool bindings = strcmp(table, "bindings") == 0;
+        int rc, e, rows = 0;
+
+        snprintf(what, sizeof(what), "reading %s", table);
+        e = prepare(r,
+                    bindings ? "SELECT rowid, app, key, source, identity, netns_ino"
+                               " FROM bindings ORDER BY rowid"
+                             : "SELECT rowid, app, key, source, identity FROM keys"
+                               " ORDER BY rowid",
+                    what, &st);
+        if (e < 0)
+                return e;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *app = col_text(st, 1), *key = col_text(st, 2),
+                           *src = col_text(st, 3), *id = col_text(st, 4);
+                const char *bad = NULL;
+                int ino = bindings ? 5 : -1;
+
+                rows++;
+                if (!app || nsid_app_validate(app) < 0)
+                        bad = "app is not 1..64 characters of [a-z0-9._-]";
+                else if (!key || nsid_key_validate(key) < 0)
+                        bad = "key is not 1..1024 printable ASCII characters without spaces";
+                else if (!src || nsid_key_source_from_string(src) < 0)
+                        bad = "key source is not explicit, container-id, machine-id or random";
+                else if (!identity_well_formed(id))
+                        bad = "identity is not 32 lowercase hex characters";
+                if (bad) {
+                        e = problem_add(p, NSID_REGISTRY_PROBLEM_MALFORMED, table, st, ino,
+                                        "%s", bad);
+                        if (e < 0)
+                                break;
+                        continue;
+                }
+                if (!secret)
+                        continue;
+                e = nsid_identity_derive(secret, app, key, derived);
+                if (e < 0)
+                        break;
+                if (strcmp(derived, id) != 0) {
+                        e = problem_add(p, NSID_REGISTRY_PROBLEM_NOT_DERIVED, table, st, ino,
+                                        "identity is not the one the host secret derives from "
+                                        "app %s and its key",
+                                        app);
+                        if (e < 0)
+                                break;
+                }
+        }
+        if (e >= 0 && rc != SQLITE_DONE)
+                e = fail(r, rc, what);
+        sqlite3_finalize(st);
+        explicit_bzero(derived, sizeof(derived));
+        return e < 0 ? e : rows;
+}
+
+_public_ int nsid_registry_verify(nsid_registry *r, const uint8_t secret[NSID_ID128_SIZE],
+                                  nsid_registry_problem **ret, size_t *ret_n) {
+        static const struct {
+                const char *table, *cols, *constraint;
+        } constraints[] = {
+                { "bindings", "app,netns_dev,netns_ino",
+                  "PRIMARY KEY (app, netns_dev, netns_ino)" },
+                { "bindings", "app,identity", "UNIQUE (app, identity)" },
+                { "keys", "app,key", "PRIMARY KEY (app, key)" },
+        };
+        problem_list p = {};
+        bool unique_identity = true;
+        int e = 0, rows = 0, k = 0;
+
+        assert_return(r, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(ret_n, -EINVAL);
+
+        for (size_t i = 0; i < ELEMENTSOF(constraints) && e >= 0; i++) {
+                k = has_unique(r, constraints[i].table, constraints[i].cols);
+                if (k < 0)
+                        e = k;
+                else if (k == 0) {
+                        if (strcmp(constraints[i].cols, "app,identity") == 0)
+                                unique_identity = false;
+                        e = problem_add(&p, NSID_REGISTRY_PROBLEM_SCHEMA, constraints[i].table,
+                                        NULL, -1, "table %s has no %s", constraints[i].table,
+                                        constraints[i].constraint);
+                }
+        }
+        if (e >= 0 && !unique_identity)
+                e = find_duplicates(r, &p);
+        for (size_t i = 0; i < 2 && e >= 0; i++) {
+                k = verify_rows(r, i == 0 ? "bindings" : "keys", secret, &p);
+                if (k < 0)
+                        e = k;
+                else
+                        rows += k;
+        }
+        if (e < 0) {
+                nsid_registry_problems_free(p.v, p.n);
+                return e;
+        }
+        if (p.n == 0) {
+                free(p.v);
+                p.v = NULL;
+        }
+        *ret = p.v;
+        *ret_n = p.n;
+        return rows;
 }
 
 _public_ void nsid_registry_entry_done(nsid_registry_entry *e) {

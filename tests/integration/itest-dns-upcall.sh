@@ -13,6 +13,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
 for c in keyctl:keyutils dnsmasq:dnsmasq-base ip:iproute2 unshare:util-linux python3:python3; do
         command -v "${c%%:*}" >/dev/null || { echo "SKIP: ${c%%:*} missing (apt install ${c#*:})"; exit 77; }
@@ -61,7 +62,10 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
 t = socket.socket(socket.AF_INET, socket.SOCK_STREAM); t.bind(("127.0.0.1", 53)); t.listen(8)
 time.sleep(300)' &
 pids+=($!)
-sleep 0.5
+# every "DNS server" listening before the first lookup
+listening() { local o; o=$(ip netns exec "$tag-$1" ss -Hln "sport = :53" 2>/dev/null) && [[ $o == *"$2 "* ]]; }
+for c in c1 c2; do wait_for 10 listening "$c" udp || fail "dnsmasq in $c is not listening"; done
+wait_for 10 listening c3 tcp || fail "the swallowing server in c3 is not listening"
 
 cat >"$T/wrap.sh" <<WRAP
 #!/bin/sh
@@ -204,7 +208,9 @@ PY
                 fail "the FUSE server had died: the bound was not the helper's"
         grep -q "did not answer in time (worker killed); rejected for 5s (EAGAIN)" "$T/log" &&
                 pass "log: worker killed, EAGAIN" || fail "no worker-killed log line: $(tail -n 2 "$T/log")"
-        sleep 0.2
+        # (the helper and its worker exit once the request is answered: a moment later)
+        helpers_gone() { ! ps -o pid= -C nsid-idmap >/dev/null 2>&1; }
+        wait_for 5 helpers_gone || true
         left=$( (ps -o pid= -C nsid-idmap 2>/dev/null || true) | wc -l)
         [ "$left" = 0 ] && pass "no helper or worker process left" || fail "$left nsid-idmap processes left"
         kill -9 "$(cat "$T/fuse.pid")" 2>/dev/null

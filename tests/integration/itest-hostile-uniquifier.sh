@@ -19,6 +19,7 @@ set -u
 B=${1:?usage: $0 BUILD_DIR}
 U=$(realpath "$B/uniquifier/nsid-uniquifier")
 [ -x "$U" ] || { echo "Bail out! $U not built"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: network and mount namespaces, bind mounts over /etc (run as root)"; exit 77; }
 
 T=$(mktemp -d /tmp/itest-hostile-uniq.XXXXXX)
@@ -124,7 +125,8 @@ for r in json.load(sys.stdin):
     not_ok "registry after the wrong-pid hook: '$out'"
 # a pod: another process in the victim's netns, another container id
 nsenter -t "$v" -n sleep 100000 </dev/null >/dev/null 2>&1 &
-pod=$!; echo "$pod" >>"$T/holders"; sleep 0.2
+pod=$!; echo "$pod" >>"$T/holders"
+wait_for 10 test "/proc/$pod/ns/net" -ef "/proc/$v/ns/net"  # (nsenter has joined it)
 out=$(state sidecar-ctr "$pod" | "$U" oci-hook 2>&1); rc=$?
 [ "$rc" = 0 ] && [ "$(fake_of "$v")" = "$before" ] && grep -q "already-set" <<<"$out" &&
     ok "pod: a second container's own process in the netns keeps the pod's identity (exit 0)" ||
@@ -152,15 +154,20 @@ fi
 
 # --- capabilities: a hook keeps only what it needs, from before it reads stdin ------------
 # kept: CAP_SYS_CHROOT (18), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21): 0x2c0000
-{ sleep 1.5; state slow-ctr "$(ctr slow)"; } | "$U" -v oci-hook >"$T/slow.out" 2>&1 &
+# Its stdin is held back until the capabilities have been read, and they are read once the
+# hook has dropped them (NoNewPrivs, its last step there, is 1): no sleep decides which moment
+# is seen. (Bounded: the hook reads stdin for 10 s at most.)
+{ wait_for 8 test -e "$T/caps-read"; state slow-ctr "$(ctr slow)"; } | "$U" -v oci-hook >"$T/slow.out" 2>&1 &
 hp=$!
-sleep 0.7
+hook_ready() { [ "/proc/$hp/exe" -ef "$U" ] && grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$hp/status"; }
+wait_for 5 hook_ready
 eff=$(awk '/^CapEff/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 prm=$(awk '/^CapPrm/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 inh=$(awk '/^CapInh/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 bnd=$(awk '/^CapBnd/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 amb=$(awk '/^CapAmb/ {print $2}' "/proc/$hp/status" 2>/dev/null)
 nnp=$(awk '/^NoNewPrivs/ {print $2}' "/proc/$hp/status" 2>/dev/null)
+: >"$T/caps-read"
 wait "$hp"; rc=$?
 if [ "$eff" = 00000000002c0000 ] && [ "$prm" = 00000000002c0000 ] && [ "$bnd" = 00000000002c0000 ] &&
     [ "$inh" = 0000000000000000 ] && [ "$amb" = 0000000000000000 ] && [ "$nnp" = 1 ]; then

@@ -16,6 +16,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d (run as root)"; exit 77; }
 command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }
 
@@ -129,8 +130,9 @@ expect "request_key from a user namespace (kernel refuses, no upcall)" "$r" "ERR
 # namespace (its passwd holds that namespace's ids): the host's answer.
 unshare -U -r -m sh -c 'mount --bind "$1/passwd" /etc/passwd && exec sleep 30' _ "$T" &
 holder=$!
-sleep 0.3
-hp=$(pgrep -P "$holder" sleep || echo "$holder")
+# (unshare execs sh, which execs sleep once the bind mount is there)
+wait_for 10 test "/proc/$holder/exe" -ef "$(type -P sleep)" || fail "the holder never mounted its passwd"
+hp=$holder
 r=$(nsenter -t "$hp" -m keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"' _ "$P:uid:bin@example.test" 2>/dev/null | grep -v '^Joined')
 kill "$holder" 2>/dev/null || true
 expect "mount ns owned by a child userns, requester-context: host answer" "$r" "2~"

@@ -7,6 +7,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, a config file owned by another user (run as root)"; exit 77; }
 T=$(mktemp -d /tmp/nsid-itest-config.XXXXXX)
 DPID=
@@ -41,13 +42,15 @@ r=$(ctl "lookup host user 3999999")
 sed -i 's/^negative-ttl = 7/negative-ttl = 9/' "$T/nsid.conf"
 chmod 666 "$T/nsid.conf"
 kill -HUP "$DPID"
-sleep 0.5
+wait_for 10 grep -q "SIGHUP: keeping the configuration in use" "$T/log" || true
 grep -q "writable by everyone" "$T/log" && grep -q "SIGHUP: keeping the configuration in use" "$T/log" && pass "SIGHUP: a world-writable config refused, the one in use kept" || fail "SIGHUP refusal not logged: $(tail -3 "$T/log")"
 r=$(ctl "lookup host user 3999998")
 [ "$r" = "negative 7" ] && pass "still negative-ttl 7 ($r)" || fail "after refused reload: $r"
 chmod 644 "$T/nsid.conf"
 kill -HUP "$DPID"
-sleep 0.5
+# (the daemon handles SIGHUP in its main loop: a request after the log line sees the reload)
+reloaded_twice() { [ "$(grep -c "SIGHUP: reloading" "$T/log")" -ge 2 ]; }
+wait_for 10 reloaded_twice || fail "no second reload logged"
 r=$(ctl "lookup host user 3999997")
 [ "$r" = "negative 9" ] && pass "SIGHUP with the config fixed: negative-ttl 9 taken ($r)" || fail "after reload: $r"
 kill -TERM "$DPID"; wait "$DPID" || { fail "SIGTERM: exit $?"; tail -20 "$T/log"; }

@@ -22,6 +22,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, network namespaces (run as root)"; exit 77; }
 
 T=$(mktemp -d /tmp/nsid-itest-idmapd.XXXXXX)
@@ -161,7 +162,10 @@ grep -q 'refused pid [0-9]* uid 65534' "$T/daemon.log" && pass "refusal logged" 
 expect "lookup host user 0" "ok root@host.test 600 resolved"
 expect_cached "lookup host user 0" "ok root@host.test"
 expect_prefix "lookup host uid root@host.test" "ok 0 "
-sleep 0.3
+# the baseline once the daemon has closed the fd of the last control client (it does when it
+# reads that client's EOF, a moment after the client exited): two counts 0.1 s apart agree
+fds_settled() { local a; a=$(fixed_fds); sleep 0.1; [ "$(fixed_fds)" = "$a" ]; }
+wait_for 5 fds_settled || true
 fd0=$(fixed_fds)
 thr0=$(awk '/^Threads:/ {print $2}' /proc/$DPID/status)  # main + the host's resolver
 # The host's mounts, except those other tests running beside this one make and remove
@@ -216,9 +220,12 @@ expect_prefix "flush netns:$ino1" "ok "
 db_checks() { "$bin" --socket="$S" --status --json | python3 -c 'import json, sys
 print([n.get("db_checks", -1) for n in json.load(sys.stdin)["namespaces"] if n["netns"] == int(sys.argv[1])][0])' "$1"; }
 k0=$(db_checks "$ino1")
-sleep 3.5
+t0=$EPOCHSECONDS
+checked_twice() { [ "$(db_checks "$ino1")" -ge $((k0 + 2)) ]; }
+wait_for 10 checked_twice || true
 k1=$(db_checks "$ino1")
-[ "$k1" -ge $((k0 + 2)) ] && pass "c1 checked with its cache flushed ($k0 -> $k1 checks in 3.5 s)" || fail "c1 not checked after its flush ($k0 -> $k1 checks in 3.5 s)"
+[ "$k1" -ge $((k0 + 2)) ] && pass "c1 checked with its cache flushed ($k0 -> $k1 checks in $((EPOCHSECONDS - t0)) s, refresh-interval 1 s)" ||
+        fail "c1 not checked after its flush ($k0 -> $k1 checks in 10 s, refresh-interval 1 s)"
 expect "lookup pid:$P1 uid alice@c1.test" "ok 4011 600 resolved"
 
 # --- a user-namespaced container: container uid 1000 is host uid 101000 ---
@@ -234,8 +241,12 @@ expect "lookup pid:$PU user 101000 host-ids" "ok alice@u1.test 600 resolved"
 expect "lookup pid:$PU user 1000 host-ids" "negative 30"  # host uid 1000 is not mapped in it
 # a mapped container id beyond the map -> the overflow id, as from_kuid_munged() does
 edit 's/^bob:x:1001:1001:/bob:x:70000:70000:/' "$T/u1/passwd"
-sleep 1.5
-expect "lookup pid:$PU uid bob@u1.test host-ids" "ok $(cat /proc/sys/kernel/overflowuid) 600 resolved"
+# (the daemon sees the change within its refresh interval, 1 s, and resolves anew)
+answers() { [ "$(ctl "$1")" = "$2" ]; }
+ov=$(cat /proc/sys/kernel/overflowuid)
+wait_for 10 answers "lookup pid:$PU uid bob@u1.test host-ids" "ok $ov 600 resolved" &&
+        pass "lookup pid:$PU uid bob@u1.test host-ids -> ok $ov 600 resolved (beyond the map: the overflow id)" ||
+        fail "bob beyond u1's map: '$(ctl "lookup pid:$PU uid bob@u1.test host-ids")', not 'ok $ov 600 resolved' within 10 s"
 
 # --- a netns owned by a user namespace but sharing the host's files (host context):
 #     libnfsidmap's host ids, translated into that user namespace for its own view ---
@@ -256,9 +267,13 @@ expect "lookup pid:$PH user 0 ns-ids" "negative 30"   # its root is host uid 100
 kill -9 "$PH" "$H"; wait "$PH" "$H" 2>/dev/null || true
 
 # --- a slow container (a 15 MiB passwd to parse): bounded wait, others keep being served ---
+# SIGHUP is handled in the daemon's main loop, before any request that comes after its log line
+reloads() { grep -c "SIGHUP: reloading" "$T/daemon.log" || true; }
+reloaded() { [ "$(reloads)" -gt "$1" ]; }
 write_conf 50
+n_reload=$(reloads)
 kill -HUP "$DPID"
-sleep 0.5
+wait_for 10 reloaded "$n_reload" || fail "no reload logged after SIGHUP"
 start_container slow; PS=$CPID
 start=$(date +%s%N)
 got=$(ctl "lookup pid:$PS uid alice@slow.test")
@@ -278,8 +293,9 @@ case "$got" in "ok 4002 "*) pass "c2 answered while the slow one is stuck: $got"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $ms -lt 1000 ] && pass "others answered in $ms ms meanwhile" || fail "others took $ms ms"
 write_conf
+n_reload=$(reloads)
 kill -HUP "$DPID"
-sleep 0.5
+wait_for 10 reloaded "$n_reload" || fail "no reload logged after SIGHUP"
 ok=0
 for _ in $(seq 20); do
         case "$(ctl "lookup pid:$PS uid alice@slow.test")" in "ok 5000 "*) ok=1; break ;; esac
@@ -305,9 +321,12 @@ PY
 
 # --- discovery and forgetting: ip netns (inotify on /run/netns) and processes; no fd leak ---
 for i in 1 2 3 4 5; do n="nsidt$$-$i"; ip netns add "$n"; netns+=("$n"); done
-sleep 2
-seen=$("$bin" --socket="$S" --status --json | grep -c "/run/netns/nsidt$$-[0-9]" || true)
-[ "$seen" = 5 ] && pass "5 ip netns discovered" || fail "ip netns discovered: $seen"
+n_seen() { "$bin" --socket="$S" --status --json | grep -c "/run/netns/nsidt$$-[0-9]" || true; }
+seen_all() { [ "$(n_seen)" = 5 ]; }
+t0=$EPOCHSECONDS
+wait_for 10 seen_all || true
+seen=$(n_seen)
+[ "$seen" = 5 ] && pass "5 ip netns discovered (in $((EPOCHSECONDS - t0)) s)" || fail "ip netns discovered in 10 s: $seen"
 for n in "${netns[@]}"; do ip netns del "$n"; done
 netns=()
 for p in "$P1" "$P2" "$PU" "$PS"; do kill -9 "$p"; wait "$p" 2>/dev/null || true; done

@@ -22,6 +22,7 @@ B=${1:?usage: $0 BUILD_DIR}
 C=$B/nsidctl/nsidctl
 U=$B/uniquifier/nsid-uniquifier
 for x in "$C" "$U"; do [ -x "$x" ] || { echo "Bail out! $x not built"; exit 1; }; done
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
 # the system's python3 (a version manager's shim in PATH may take a second to start)
 PY=/usr/bin/python3
@@ -310,6 +311,105 @@ check "status: idmap domains of host and container, and where they come from" \
 "$C" --json --config="$T/nsid.conf" doctor >"$T/out"
 check "doctor: configuration errors are findings with the line" \
     py "any(f['check'] == 'config' and f['severity'] == 'error' and 'nsid.conf:4' in f['message'] for f in j['findings'])"
+
+# ---- doctor: the registry (what can go wrong with it; one identity bound twice cannot:
+#      UNIQUE (app, identity) refuses it, so it is looked for only where that is missing) ----
+command -v sqlite3 >/dev/null || { echo "Bail out! needs the sqlite3 CLI"; exit 1; }
+REG=$NSID_STATE_DIR/registry.db
+# a second binding, from a given key (so also a keys row): one record edited among several
+P6=$(hold -- sleep 100000); PIDS+=("$P6")
+"$U" -q set --pid "$P6" --key itest-registry >/dev/null
+mkdir -m 700 "$T/reg"
+# reg NAME [SQL]: a copy of the registry nsid-uniquifier wrote (its WAL included), SQL run on it
+reg() {
+    rm -f "$T/reg/$1"
+    sqlite3 "$REG" ".backup '$T/reg/$1'" && chmod 600 "$T/reg/$1" && { [ -z "${2:-}" ] || sqlite3 "$T/reg/$1" "$2"; }
+}
+# regdoc DB [env...]: doctor --json on DB into $T/out, its exit status in $r
+regdoc() { local db=$1; shift; env NSID_REGISTRY="$db" "$@" "$C" --json doctor >"$T/out" 2>"$T/err"; r=$?; }
+# the registry findings in $T/out that are not ok, as "severity check: message"
+regprob() { registry_problems <"$T/out"; }
+read -r REGROW REGKEY < <(sqlite3 -separator ' ' "$REG" "SELECT rowid, key FROM bindings LIMIT 1")
+REGN=$(sqlite3 "$REG" "SELECT (SELECT count(*) FROM bindings) + (SELECT count(*) FROM keys)")
+regdoc "$REG"
+probs=$(regprob)
+check "doctor: the registry nsid-uniquifier wrote ($REGN records): ok, every identity derived from its key" \
+    bash -c "py \"any(f['check'] == 'registry' and f['severity'] == 'ok' and 'derived from its key' in f['message'] for f in j['findings'])\" && [ -z '$probs' ]"
+[ -z "$probs" ] || echo "$probs" | sed 's/^/# /'
+reg tampered.db "UPDATE bindings SET identity = 'aaaaaaaaaaaa4aaa8aaaaaaaaaaaaaaa' WHERE rowid = $REGROW"
+regdoc "$T/reg/tampered.db"
+check "doctor: a binding whose identity its key does not derive: error naming row and key, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-derivation' and f['severity'] == 'error' and
+        'row $REGROW of bindings' in f['message'] and 'key $REGKEY' in f['message'] and
+        'aaaaaaaaaaaa4aaa8aaaaaaaaaaaaaaa' in f['message'] and 'DELETE FROM bindings WHERE rowid = $REGROW' in f['fix']
+        for f in j['findings'])\""
+echo ffeeddccbbaa99887766554433221100 >"$T/machine-id2"
+reg good.db
+regdoc "$T/reg/good.db" NSID_MACHINE_ID_FILE="$T/machine-id2"
+check "doctor: another host secret (a new machine-id): none derived, says why, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-derivation' and f['severity'] == 'error' and
+        'none of its $REGN records' in f['message'] and 'machine-id' in f['message'] and 'another machine' in f['message']
+        for f in j['findings'])\""
+reg malformed.db "INSERT INTO bindings (rowid, app, identity, key, source, netns_dev, netns_ino, boot_id,
+    netns_cookie, first_seen, last_seen) VALUES (77, 'nfs4', 'not-hex', 'k 1', 'explicit', 4, 7, 'b', 1, 1, 1)"
+regdoc "$T/reg/malformed.db"
+check "doctor: a row no nsid program writes (a key with a space): error with the DELETE to fix it" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-record' and f['severity'] == 'error' and
+        'row 77 of bindings' in f['message'] and 'key is not' in f['message'] and 'netns 7' in f['message'] and
+        'DELETE FROM bindings WHERE rowid = 77' in f['fix'] for f in j['findings'])\""
+reg newer.db "PRAGMA user_version = 99"
+regdoc "$T/reg/newer.db"
+check "doctor: a schema newer than this nsid: error, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry' and f['severity'] == 'error' and 'schema newer' in f['message'] for f in j['findings'])\""
+# an index whose recorded definition no longer matches its content
+reg damaged.db "CREATE INDEX bykey ON bindings(key); PRAGMA writable_schema = ON;
+    UPDATE sqlite_master SET sql = 'CREATE INDEX bykey ON bindings(boot_id)' WHERE name = 'bykey'"
+regdoc "$T/reg/damaged.db"
+check "doctor: a database failing SQLite's integrity check: error, SQLite's words, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry' and f['severity'] == 'error' and 'integrity check' in f['message'] for f in j['findings']) and
+        any(f['check'] == 'registry' and 'bykey' in f['message'] for f in j['findings'])\""
+# version 1 by its user_version, tables without UNIQUE (app, identity): then one identity can
+# be bound twice, and is
+sqlite3 "$T/reg/nounique.db" "CREATE TABLE bindings (app TEXT NOT NULL, identity TEXT NOT NULL,
+    key TEXT NOT NULL, source TEXT NOT NULL, netns_dev INTEGER NOT NULL, netns_ino INTEGER NOT NULL,
+    boot_id TEXT NOT NULL, netns_cookie INTEGER NOT NULL, pid INTEGER NOT NULL DEFAULT 0, name TEXT,
+    first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, PRIMARY KEY (app, netns_dev, netns_ino));
+    CREATE TABLE keys (app TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL,
+    identity TEXT NOT NULL, name TEXT, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+    PRIMARY KEY (app, key));
+    ATTACH '$T/reg/good.db' AS g;
+    INSERT INTO bindings SELECT * FROM g.bindings;
+    INSERT INTO bindings SELECT app, identity, key, source, netns_dev, netns_ino + 1, boot_id,
+        netns_cookie, pid, name, first_seen, last_seen FROM g.bindings;
+    PRAGMA user_version = 1;"
+regdoc "$T/reg/nounique.db"
+check "doctor: tables without UNIQUE (app, identity), and the identity bound twice: errors, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-schema' and 'no UNIQUE (app, identity)' in f['message'] for f in j['findings']) and
+        any(f['check'] == 'registry-schema' and 'bound to 2 network namespaces' in f['message'] for f in j['findings'])\""
+reg perm.db; chmod 644 "$T/reg/perm.db"
+regdoc "$T/reg/perm.db"
+check "doctor: a registry others may read: a warning with the chmod" \
+    py "any(f['check'] == 'registry-file' and f['severity'] == 'warning' and 'readable by everyone' in f['message'] and 'chmod 600' in f['fix'] for f in j['findings'])"
+chmod 666 "$T/reg/perm.db"
+regdoc "$T/reg/perm.db"
+check "doctor: a registry others may write: error, exit 4" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-file' and f['severity'] == 'error' and 'writable by everyone' in f['message'] for f in j['findings'])\""
+chmod 600 "$T/reg/perm.db"; chown 65534 "$T/reg/perm.db"
+regdoc "$T/reg/perm.db"
+check "doctor: a registry owned by another user: error with the chown" \
+    py "any(f['check'] == 'registry-file' and f['severity'] == 'error' and 'uid 65534' in f['message'] and 'chown root:root' in f['fix'] for f in j['findings'])"
+ln -s good.db "$T/reg/link.db"
+regdoc "$T/reg/link.db"
+check "doctor: a registry that is a symbolic link (nsid-uniquifier records nothing there): error" \
+    py "any(f['check'] == 'registry-file' and f['severity'] == 'error' and 'symbolic link' in f['message'] for f in j['findings'])"
+chmod 777 "$T/reg"
+regdoc "$T/reg/good.db"
+check "doctor: a registry in a directory everyone may write: error" \
+    py "any(f['check'] == 'registry-file' and f['severity'] == 'error' and 'others may write' in f['message'] for f in j['findings'])"
+chmod 700 "$T/reg"
+regdoc "$T/reg/none.db"
+check "doctor: no registry yet: info, nothing else about it" \
+    bash -c "py \"[(f['check'], f['severity']) for f in j['findings'] if f['check'].startswith('registry')] == [('registry', 'info')]\""
 
 echo "1..$n"
 [ "$failures" = 0 ]

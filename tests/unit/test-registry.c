@@ -291,6 +291,160 @@ static void test_corrupt_pages(void **state) {
                 assert_int_equal(e, -EBADMSG);
 }
 
+/* Run sql on the database at dbpath with SQLite itself (what a hand edit does). */
+static void sql(const char *q) {
+        sqlite3 *db;
+        char *err = NULL;
+
+        assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+        if (sqlite3_exec(db, q, NULL, NULL, &err) != SQLITE_OK)
+                fail_msg("%s: %s", q, err ? err : "?");
+        sqlite3_close(db);
+}
+
+static size_t count_kind(const nsid_registry_problem *v, size_t n, nsid_registry_problem_kind k) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++)
+                c += v[i].kind == k;
+        return c;
+}
+
+static const uint8_t SECRET[NSID_ID128_SIZE] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                                                 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+static const uint8_t OTHER[NSID_ID128_SIZE] = { 0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
+                                                0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x01 };
+
+/* Two bindings (and their keys rows) whose identities SECRET derives from their keys. */
+static void bind_two(nsid_registry *r) {
+        char id1[NSID_IDENTITY_STRING_SIZE], id2[NSID_IDENTITY_STRING_SIZE];
+
+        assert_int_equal(nsid_identity_derive(SECRET, "nfs4", "web", id1), 0);
+        assert_int_equal(nsid_identity_derive(SECRET, "nfs4", "db", id2), 0);
+        nsid_registry_entry a = mk(id1, "web", 100, 7), b = mk(id2, "db", 200, 9);
+        assert_int_equal(nsid_registry_bind(r, &a, 0, fake_live, NULL, NULL), 1);
+        assert_int_equal(nsid_registry_bind(r, &b, 0, fake_live, NULL, NULL), 1);
+}
+
+static void test_verify(void **state) {
+        nsid_registry *r = NULL;
+        nsid_registry_problem *v = NULL;
+        size_t n = 99;
+
+        assert_int_equal(nsid_registry_open(dbpath, 0, &r), 0);
+        /* empty: nothing to say */
+        assert_int_equal(nsid_registry_verify(r, SECRET, &v, &n), 0);
+        assert_null(v);
+        assert_int_equal(n, 0);
+        bind_two(r);
+        /* 2 bindings + 2 keys rows, every identity derived from its key */
+        assert_int_equal(nsid_registry_verify(r, SECRET, &v, &n), 4);
+        assert_int_equal(n, 0);
+        /* another host secret (a new machine-id, a registry from another machine): all */
+        assert_int_equal(nsid_registry_verify(r, OTHER, &v, &n), 4);
+        assert_int_equal(n, 4);
+        assert_int_equal(count_kind(v, n, NSID_REGISTRY_PROBLEM_NOT_DERIVED), 4);
+        nsid_registry_problems_free(v, n);
+        /* without a secret the derivation is not checked */
+        assert_int_equal(nsid_registry_verify(r, NULL, &v, &n), 4);
+        assert_int_equal(n, 0);
+        nsid_registry_unref(r);
+
+        /* one binding's identity replaced by hand with another well-formed one: only it */
+        sql("UPDATE bindings SET identity = 'aaaaaaaaaaaa4aaa8aaaaaaaaaaaaaaa' WHERE key = 'web'");
+        assert_int_equal(nsid_registry_open(dbpath, NSID_REGISTRY_READONLY, &r), 0);
+        assert_int_equal(nsid_registry_verify(r, SECRET, &v, &n), 4);
+        assert_int_equal(n, 1);
+        assert_int_equal(v[0].kind, NSID_REGISTRY_PROBLEM_NOT_DERIVED);
+        assert_string_equal(v[0].table, "bindings");
+        assert_string_equal(v[0].key, "web");
+        assert_string_equal(v[0].identity, "aaaaaaaaaaaa4aaa8aaaaaaaaaaaaaaa");
+        assert_int_equal(v[0].netns_ino, 100);
+        assert_true(v[0].rowid > 0);
+        nsid_registry_problems_free(v, n);
+        nsid_registry_unref(r);
+}
+
+static void test_verify_malformed(void **state) {
+        nsid_registry *r = NULL;
+        nsid_registry_problem *v = NULL;
+        size_t n = 0;
+
+        assert_int_equal(nsid_registry_open(dbpath, 0, &r), 0);
+        bind_two(r);
+        nsid_registry_unref(r);
+        /* rows no nsid program writes: each is named, with what is wrong */
+        sql("INSERT INTO bindings VALUES"
+            " ('nfs4', 'XYZ', 'k1', 'explicit', 4, 300, 'b', 1, 0, NULL, 1, 1),"
+            " ('nfs4', 'cccccccccccc4ccc8ccccccccccccccc', 'has space', 'explicit', 4, 301, 'b',"
+            "  1, 0, NULL, 1, 1);"
+            "INSERT INTO keys VALUES"
+            " ('nfs4', 'k3', 'bogus', 'dddddddddddd4ddd8ddddddddddddddd', NULL, 1, 1),"
+            " ('NFS 4', 'k4', 'explicit', 'eeeeeeeeeeee4eee8eeeeeeeeeeeeeee', NULL, 1, 1),"
+            " ('nfs4', 'k5', 'explicit', 42, NULL, 1, 1);");
+        assert_int_equal(nsid_registry_open(dbpath, NSID_REGISTRY_READONLY, &r), 0);
+        assert_int_equal(nsid_registry_verify(r, NULL, &v, &n), 9);
+        assert_int_equal(n, 5);
+        assert_int_equal(count_kind(v, n, NSID_REGISTRY_PROBLEM_MALFORMED), 5);
+        assert_non_null(strstr(v[0].what, "identity"));
+        assert_int_equal(v[0].netns_ino, 300);
+        assert_non_null(strstr(v[1].what, "key is not"));
+        assert_string_equal(v[1].key, "has space");
+        assert_non_null(strstr(v[2].what, "source"));
+        assert_string_equal(v[2].table, "keys");
+        assert_int_equal(v[2].netns_ino, 0);
+        assert_non_null(strstr(v[3].what, "app"));
+        assert_non_null(strstr(v[4].what, "identity")); /* an integer, not text */
+        assert_string_equal(v[4].identity, "42");
+        nsid_registry_problems_free(v, n);
+        /* with the secret, the malformed rows are not also "not derived" */
+        assert_int_equal(nsid_registry_verify(r, SECRET, &v, &n), 9);
+        assert_int_equal(n, 5);
+        assert_int_equal(count_kind(v, n, NSID_REGISTRY_PROBLEM_NOT_DERIVED), 0);
+        nsid_registry_problems_free(v, n);
+        nsid_registry_unref(r);
+}
+
+static void test_verify_schema(void **state) {
+        char id[NSID_IDENTITY_STRING_SIZE], q[2048], d[310];
+        nsid_registry *r = NULL;
+        nsid_registry_problem *v = NULL;
+        size_t n = 0;
+
+        /* version 1 by its user_version, but bindings without UNIQUE (app, identity) and keys
+         * without its primary key: the same identity can then be bound twice */
+        snprintf(d, sizeof(d), "%s", dbpath);
+        *strrchr(d, '/') = '\0';
+        assert_int_equal(mkdir(d, 0700), 0);
+        assert_int_equal(nsid_identity_derive(SECRET, "nfs4", "web", id), 0);
+        snprintf(q, sizeof(q),
+                 "CREATE TABLE bindings (app TEXT NOT NULL, identity TEXT NOT NULL, key TEXT NOT "
+                 "NULL, source TEXT NOT NULL, netns_dev INTEGER NOT NULL, netns_ino INTEGER NOT "
+                 "NULL, boot_id TEXT NOT NULL, netns_cookie INTEGER NOT NULL, pid INTEGER NOT "
+                 "NULL DEFAULT 0, name TEXT, first_seen INTEGER NOT NULL, last_seen INTEGER NOT "
+                 "NULL, PRIMARY KEY (app, netns_dev, netns_ino));"
+                 "CREATE TABLE keys (app TEXT NOT NULL, key TEXT NOT NULL, source TEXT NOT NULL, "
+                 "identity TEXT NOT NULL, name TEXT, first_seen INTEGER NOT NULL, last_seen "
+                 "INTEGER NOT NULL);"
+                 "PRAGMA user_version = 1;"
+                 "INSERT INTO bindings VALUES ('nfs4', '%s', 'web', 'explicit', 4, 100, 'b', 1, "
+                 "0, NULL, 1, 1);"
+                 "INSERT INTO bindings VALUES ('nfs4', '%s', 'web', 'explicit', 4, 200, 'b', 2, "
+                 "0, NULL, 1, 1);",
+                 id, id);
+        sql(q);
+        assert_int_equal(nsid_registry_open(dbpath, NSID_REGISTRY_READONLY, &r), 0);
+        assert_int_equal(nsid_registry_verify(r, SECRET, &v, &n), 2);
+        assert_int_equal(n, 3);
+        assert_int_equal(count_kind(v, n, NSID_REGISTRY_PROBLEM_SCHEMA), 2);
+        assert_non_null(strstr(v[0].what, "UNIQUE (app, identity)"));
+        assert_string_equal(v[1].table, "keys");
+        assert_int_equal(v[2].kind, NSID_REGISTRY_PROBLEM_DUPLICATE);
+        assert_string_equal(v[2].identity, id);
+        assert_non_null(strstr(v[2].what, "2 network namespaces"));
+        nsid_registry_problems_free(v, n);
+        nsid_registry_unref(r);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup(test_open_creates, setup),
@@ -299,6 +453,9 @@ int main(void) {
                 cmocka_unit_test_setup(test_bad_args, setup),
                 cmocka_unit_test_setup(test_corrupt, setup),
                 cmocka_unit_test_setup(test_corrupt_pages, setup),
+                cmocka_unit_test_setup(test_verify, setup),
+                cmocka_unit_test_setup(test_verify_malformed, setup),
+                cmocka_unit_test_setup(test_verify_schema, setup),
         };
         int r = run_test_group(tests, NULL, NULL);
         char cmd[400];

@@ -56,6 +56,52 @@ const char *nsid_registry_last_error(const nsid_registry *r);
 /* Run PRAGMA integrity_check: 0 if "ok", -EBADMSG otherwise (details in last_error). */
 int nsid_registry_check_integrity(nsid_registry *r);
 
+/*
+ * What nsid_registry_verify() finds. One identity recorded for two namespaces is not
+ * looked for as such: UNIQUE (app, identity) makes the database refuse it, so it can only
+ * be there when the tables lack that constraint (SCHEMA, then DUPLICATE).
+ */
+typedef enum nsid_registry_problem_kind {
+        /* the tables lack a constraint this schema version declares (made by hand, or by
+         * something else than nsid, with user_version set to ours) */
+        NSID_REGISTRY_PROBLEM_SCHEMA,
+        /* one identity of one app in several bindings (only without UNIQUE (app, identity)) */
+        NSID_REGISTRY_PROBLEM_DUPLICATE,
+        /* a field no nsid program writes: an app, key or source nsid refuses, an identity
+         * that is not 32 lowercase hex characters (edited by hand); nsid-uniquifier cannot
+         * reuse such a binding's key for its netns */
+        NSID_REGISTRY_PROBLEM_MALFORMED,
+        /* a well-formed identity that the given host secret does not derive from the row's
+         * app and key: every row so when the host secret changed (a new /etc/machine-id) or
+         * the database comes from another machine, some rows only when they were edited */
+        NSID_REGISTRY_PROBLEM_NOT_DERIVED,
+} nsid_registry_problem_kind;
+
+typedef struct nsid_registry_problem {
+        nsid_registry_problem_kind kind;
+        const char *table;      /* "bindings" or "keys" (static) */
+        int64_t rowid;          /* the row (0 for SCHEMA and DUPLICATE) */
+        char *app;              /* the row's fields as text, NULL if SQL NULL */
+        char *key;
+        char *identity;
+        uint64_t netns_ino;     /* bindings: the recorded netns inode; 0 otherwise */
+        char *what;             /* what is wrong, in words */
+} nsid_registry_problem;
+
+void nsid_registry_problems_free(nsid_registry_problem *v, size_t n);
+
+/*
+ * Check what can really be wrong with an open registry (read-only is enough): the
+ * constraints of the schema, and every row of bindings and keys: well-formed, and its
+ * identity the one nsid_identity_derive(secret, app, key) gives (not checked when secret is
+ * NULL: a host without its secret yet). Returns the number of rows
+ * checked (>= 0) with the problems in *ret (NULL and 0 if none), or a negative errno (SQLite's
+ * message in nsid_registry_last_error()). Run nsid_registry_check_integrity() for the file.
+ */
+NSID_API_WARN_UNUSED int nsid_registry_verify(nsid_registry *r,
+                                              const uint8_t secret[NSID_ID128_SIZE],
+                                              nsid_registry_problem **ret, size_t *ret_n);
+
 typedef struct nsid_registry_entry {
         char *app;
         char *identity;         /* 32 hex */

@@ -109,11 +109,11 @@ check_eq "chown 1500 in c1 reaches the server as labalice (uid 1500 there)" 1500
 keys=$($IDMAP -l 2>&1)
 note "nsid-idmap -l: $(echo $keys)"
 check "the .id_resolver keyring holds uid:labalice@$LAB_DOMAIN" grep -q "uid:labalice@$LAB_DOMAIN" <<<"$keys"
-sleep 0.5
+# (the syslog listener writes a moment after the helper logged)
 check "syslog: nsid-idmap answered uid:labalice@$LAB_DOMAIN -> 1500" \
-  grep -qE "nsid-idmap.*uid:labalice@$LAB_DOMAIN -> 1500" $W/syslog
+  wait_for 10 grep -qE "nsid-idmap.*uid:labalice@$LAB_DOMAIN -> 1500" $W/syslog
 check "syslog: nsid-idmap answered user:1500 -> labalice@$LAB_DOMAIN" \
-  grep -qE "nsid-idmap.*user:1500 -> \"?labalice@$LAB_DOMAIN" $W/syslog
+  wait_for 10 grep -qE "nsid-idmap.*user:1500 -> \"?labalice@$LAB_DOMAIN" $W/syslog
 
 # dns_resolver through the installed nsid-dns.conf (answered from the requester's hosts file)
 echo "192.0.2.77 labsrv.lab.example" >> /etc/hosts

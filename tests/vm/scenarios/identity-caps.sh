@@ -23,7 +23,9 @@ echo 3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c >"$E/machine-id"
 chown 100000:100000 "$E/machine-id"; chmod 0400 "$E/machine-id"
 unshare -U -m -n --propagation private sleep 100000 &
 P=$!
-sleep 0.5
+# its maps can be written once it is in its user namespace (unshare(2), then exec sleep)
+in_own_userns() { ! [ "/proc/$1/ns/user" -ef /proc/self/ns/user ]; }
+check "container in its own user namespace" wait_for 10 in_own_userns "$P"
 echo "0 100000 65536" >"/proc/$P/uid_map"; echo deny >"/proc/$P/setgroups"; echo "0 100000 65536" >"/proc/$P/gid_map"
 # bind the /etc copy over its /etc from the host side (setns into its mount namespace)
 check "container /etc bound" nsenter -t "$P" -m mount --bind "$E" /etc

@@ -85,10 +85,10 @@ keys() { grep -E " (id_resolv|id_legacy) " /proc/keys; }
 keys | while read -r l; do note "/proc/keys: $l"; done
 check "answers are id_resolver keys (request-key path)" grep -q " id_resolv uid:labalice@$D" <(keys)
 check_eq "no id_legacy (pipe) keys" 0 "$(keys | grep -c ' id_legacy ')"
-sleep 0.2
 c1net=$(readlink "/proc/$(container_pid c1)/ns/net" | tr -dc 0-9)
+# (the syslog listener writes a moment after the helper logged)
+check "nsid-idmap answered uid:labalice@$D -> 1500 (syslog)" wait_for 10 grep -q "uid:labalice@$D -> 1500 (host context" "$W/syslog"
 grep nsid-idmap "$W/syslog" | tail -n 12 | while read -r l; do note "syslog: $l"; done
-check "nsid-idmap answered uid:labalice@$D -> 1500 (syslog)" grep -q "uid:labalice@$D -> 1500 (host context" "$W/syslog"
 check "... and logged the requester in c1's netns" grep -qE "uid:labalice@$D -> 1500 .*requester pid [0-9]+ \(stat\) net:\[$c1net\]" "$W/syslog"
 
 # chown/chgrp round-trips: ids -> names (user:/group: upcalls) -> server ids -> names -> ids

@@ -84,11 +84,17 @@ n_fds_settled() {
 snapshot() { echo "fds=$(n_fds_settled) pipefs=$(n_pipefs) threads=$(n_threads) mountinfo=$(n_lines /proc/$DPID/mountinfo) guest_mounts=$(n_lines /proc/self/mountinfo) namespaces=$(n_ns)"; }
 # first use of `ip netns` makes /run/netns a mount point of its own, for good: before counting
 ns_start=$(n_ns)
-ip netns add churn0 && ip netns del churn0
-sleep 0.5
+thr_start=$(n_threads)
 ns_is() { [ "$(n_ns)" = "$1" ]; }
-wait_for 10 ns_is "$ns_start"   # churn0 found and forgotten again
-sleep 0.5
+threads_le() { [ "$(n_threads)" -le "$1" ]; }
+# churn0 lives until the daemon has found it, then goes; the baseline is taken once the daemon
+# is back where it was: churn0 forgotten, its resolver thread ended (its fds are counted once
+# settled, in snapshot)
+ip netns add churn0
+wait_for 10 ns_ge $((ns_start + 1)) || note "the daemon did not list churn0 within 10 s"
+ip netns del churn0
+wait_for 10 ns_is "$ns_start" || note "the daemon still lists churn0 after 10 s"
+wait_for 10 threads_le "$thr_start" || note "the daemon has $(n_threads) threads 10 s after churn0, $thr_start before"
 before=$(snapshot)
 note "before: $before"
 
@@ -219,7 +225,6 @@ ns0=${before##*namespaces=}
 check "the daemon forgot every dead namespace (back to $ns0)" wait_for 20 ns_is "$ns0"
 # resolver threads of forgotten namespaces end on their own
 thr0=${before#*threads=}; thr0=${thr0%% *}
-threads_le() { [ "$(n_threads)" -le "$1" ]; }
 wait_for 10 threads_le "$thr0"
 fds0=${before#*fds=}; fds0=${fds0%% *}
 fds_is() { [ "$(n_fds)" = "$1" ]; }

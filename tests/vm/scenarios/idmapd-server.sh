@@ -94,8 +94,11 @@ nfsidmap -c 2>/dev/null
 cx mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs
 nsenter -t "$(container_pid c1)" -m -u -n rpc.idmapd -f -vvv -C -p /var/lib/nfs/rpc_pipefs </dev/null >/dev/null 2>"$LOGS/rpc.idmapd-client.log" &
 CRP=$!
-sleep 0.5
-check "c1: rpc.idmapd -C running in c1 (netns + mount ns, rpc_pipefs mounted there)" kill -0 "$CRP"
+# rpc.idmapd is up once it has opened what it serves: an inotify watch on rpc_pipefs for the
+# client pipes (-C), knfsd's channels (-S); a daemon that died has no fd left to show
+idmapd_serving() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q "$2"; }
+check "c1: rpc.idmapd -C running in c1 (netns + mount ns, rpc_pipefs mounted there)" \
+  wait_for 10 idmapd_serving "$CRP" inotify
 cx umount /mnt/nfs
 check "c1 mounts s1's export again" cli_mount c1 s1
 mkdir -p /var/lib/nfs/rpc_pipefs
@@ -104,8 +107,8 @@ SPID=$(container_pid s1)
 srv_flush s1
 nsenter -t "$SPID" -n rpc.idmapd -f -vvv -S -p /var/lib/nfs/rpc_pipefs </dev/null >/dev/null 2>"$LOGS/rpc.idmapd-netns.log" &
 RP=$!
-sleep 0.5
-check "rpc.idmapd -S running in s1's netns (host mount ns)" kill -0 "$RP"
+check "rpc.idmapd -S running in s1's netns (host mount ns)" \
+  wait_for 10 idmapd_serving "$RP" nfs4.nametoid/channel
 gotA=$(cx stat -c '%U:%G %u:%g' /mnt/nfs/g1)
 note "rpc.idmapd in s1's netns only: c1 sees g1 (s1's 7001:7101) as $gotA"
 check "netns only: rpc.idmapd does not answer from s1's database (no srvalice)" test "${gotA%%:*}" != srvalice
@@ -118,8 +121,8 @@ srv_flush s1
 nfsidmap -c 2>/dev/null
 nsenter -t "$SPID" -m -u -n rpc.idmapd -f -vvv -S -p /var/lib/nfs/rpc_pipefs </dev/null >/dev/null 2>"$LOGS/rpc.idmapd-container.log" &
 RP=$!
-sleep 0.5
-check "rpc.idmapd -S running inside s1 (netns and mount ns)" kill -0 "$RP"
+check "rpc.idmapd -S running inside s1 (netns and mount ns)" \
+  wait_for 10 idmapd_serving "$RP" nfs4.nametoid/channel
 gotB=$(cx stat -c '%U:%G %u:%g' /mnt/nfs/g2)
 check_eq "inside s1: rpc.idmapd answers from s1's database like nsid-idmapd" "srvalice:srvstaff 5001:5101" "$gotB"
 check "inside s1: c1: chown srvbob g2" cx chown srvbob /mnt/nfs/g2
