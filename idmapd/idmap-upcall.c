@@ -573,11 +573,13 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
                                pipes == 0 ? "does not serve the requester's idmap pipes"
                                           : pipes == -ETIMEDOUT ? "did not answer in time"
                                                                 : strerror(-pipes), who);
-                /* Not handed over. The host's answer would be cached for everyone, and is
-                 * the wrong one for a requester in a container: that one is answered from
-                 * its own files (a worker, as requester-context = yes), with the short
-                 * timeout of answers that differ from the host's. */
-                if (target > 0)
+                /* Not handed over by a daemon that is there (slow, or not serving that
+                 * namespace's pipes): the host's answer would be cached for everyone and is
+                 * the wrong one for a requester in a container, which is answered from its
+                 * own files instead (a worker, as requester-context = yes), with the short
+                 * timeout of answers that differ from the host's. With no daemon at all the
+                 * helper stays nfsidmap's drop-in: the host's context. */
+                if (target > 0 && pipes != -ENOENT && pipes != -ECONNREFUSED)
                         pol.requester_context = true;
                 if (!pol.requester_context)
                         f = fastpath_start(o->daemon_socket, o->daemon_timeout_ms, kd, 0, &fc);
