@@ -680,10 +680,3 @@ void dm_keys_run(int64_t now_us) {
         }
         arm_key_timer();
 }
-
-unsigned dm_keys_pending(void) {
-        unsigned n = 0;
-        for (key_job *j = key_jobs; j; j = j->next)
-                n++;
-        return n;
-}

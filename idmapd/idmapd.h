@@ -239,8 +239,6 @@ void dm_keys_run(int64_t now_us);
 /* KEYCTL_CLEAR of .id_resolver where keys are isolated (a kernel without tagging): at start,
  * at stop, and when a namespace's NFS client appears (why: for the log). */
 void dm_keys_clear(const char *why);
-/* Invalidation jobs still waiting for their key's reader. */
-unsigned dm_keys_pending(void);
 int dm_inotify_fd(void);
 extern int dm_key_timer_fd;
 extern int dm_netns_dir_wd;      /* inotify watch on /run/netns (or /run until it exists) */

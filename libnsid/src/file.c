@@ -211,7 +211,7 @@ static int reopen_for_reading(int pathfd, const struct stat *st, const char *pat
         else
                 procfd = own = file_procfs_open_self_fd();
         if (procfd < 0)
-                return log_debug_errno(procfd < -1 ? procfd : -ENOMEDIUM,
+                return log_debug_errno(in_worker ? -ENOMEDIUM : procfd,
                                        "cannot reopen %s in container root: no procfs of the "
                                        "reader's own to reopen it through", path);
         (void) snprintf(rel, sizeof(rel), "%d", pathfd);
