@@ -178,7 +178,11 @@ refused() { # description source-dir message-regex
   local what=$1 dir=$2 re=$3 mlog
   run 0 "$what: add" add -m "$mod" -v "$ver"
   NSID_LINUX_SOURCE_DIR=$dir run 10 "$what: build fails" build -m "$mod" -v "$ver" -k "$rel" -j 2
-  grep -q "make.log" "$work/dkms.out" && ok "$what: dkms names make.log: $(grep -m1 'make.log' "$work/dkms.out")"
+  if grep -q "make.log" "$work/dkms.out"; then
+    ok "$what: dkms names make.log: $(grep -m1 'make.log' "$work/dkms.out")"
+  else
+    notok "$what: dkms's output does not name make.log"
+  fi
   mlog=$dtree/$mod/$ver/build/make.log
   if grep -qE "$re" "$mlog" 2>/dev/null; then
     ok "$what: make.log: $(grep -E -m1 "$re" "$mlog")"
@@ -206,7 +210,11 @@ refused "linux-source of another release (6.12.1)" "$work/old-source" \
 run 0 "other series: add" add -m "$mod" -v "$ver"
 run 77 "other series: build for 5.10.0-99-amd64 is excluded" build -m "$mod" -v "$ver" -k 5.10.0-99-amd64 \
   --kernelsourcedir "/usr/src/linux-headers-$rel"
-grep -q "BUILD_EXCLUSIVE" "$work/dkms.out" && ok "other series: $(grep -m1 BUILD_EXCLUSIVE "$work/dkms.out" | cut -c1-150)"
+if grep -q "BUILD_EXCLUSIVE" "$work/dkms.out"; then
+  ok "other series: $(grep -m1 BUILD_EXCLUSIVE "$work/dkms.out" | cut -c1-150)"
+else
+  notok "other series: dkms's output does not say BUILD_EXCLUSIVE"
+fi
 run 0 "other series: remove --all" remove -m "$mod" -v "$ver" --all
 check "other series: no $mod in the dkms tree" test ! -e "$dtree/$mod"
 

@@ -65,9 +65,20 @@ EOC
   LAB_SERVER_STARTED=$EPOCHSECONDS
 }
 
-# Wait for the server's grace period (10 s) to be over.
+# Wait for the server's grace period (10 s) to be over: knfsd says so in v4_end_grace ("Y"
+# once its laundromat has ended grace). Asking the kernel also works when nfs_server_start ran
+# in a subshell (under `check`), where LAB_SERVER_STARTED never reached this shell.
 nfs_server_wait_grace() {
-  local left=$(( LAB_SERVER_STARTED + 11 - EPOCHSECONDS ))
+  local i left
+  if [ -r /proc/fs/nfsd/v4_end_grace ]; then
+    for ((i = 0; i < 300; i++)); do
+      [ "$(cat /proc/fs/nfsd/v4_end_grace 2>/dev/null)" = Y ] && return 0
+      sleep 0.1
+    done
+    echo "nfs_server_wait_grace: grace not over after 30 s" >&2
+    return 1
+  fi
+  left=$(( ${LAB_SERVER_STARTED:-0} + 11 - EPOCHSECONDS ))
   [ "$left" -gt 0 ] && sleep "$left"
   return 0
 }
