@@ -13,8 +13,10 @@
 #   - a container re-created (new netns) with the same org.nsid.key annotation gets its old
 #     identifier back; a new key gets another;
 #   - with --no-annotation-key in the hook's args (a hooks.d file of the same name in
-#     /etc/containers/oci/hooks.d, which README documents and Podman prefers) the annotation
-#     is ignored: the same key no longer gives the same identifier;
+#     /etc/containers/oci/hooks.d, which Podman 4.3 reads only once containers.conf's
+#     hooks_dir names it, as README says) the annotation is ignored: the same key no longer
+#     gives the same identifier; while web1 (key web-1) lives, another container asking for
+#     web-1 through the packaged hook is refused a start;
 #   - nsidctl status names each container by engine and name.
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
@@ -95,9 +97,19 @@ check "a new key: another identifier ($id4)" sh -c "echo '$id4' | grep -qx '[0-9
   ! printf '%s\n' ${id[*]} | grep -qx '$id4'"
 
 # ---- --no-annotation-key ---------------------------------------------------------------------
-# README: for Podman, a file of the same name in /etc/containers/oci/hooks.d takes precedence
-# over the packaged one. The administrator's copy is the installed file with the option added.
+# The administrator's copy of the installed entry with the option added, in
+# /etc/containers/oci/hooks.d. Podman 4.3 (Debian 12) reads only
+# /usr/share/containers/oci/hooks.d unless containers.conf's hooks_dir names more (seen in
+# this lab with --log-level=debug): README says to set hooks_dir; a file of the same name in a
+# later directory replaces the earlier one (oci-hooks(5)).
 mkdir -p "${ETC_HOOK%/*}"
+check "without hooks_dir, podman reads only the packaged directory" sh -c \
+  "podman --log-level=debug run --rm --network none $PODMAN_IMAGE true 2>&1 | grep 'reading hooks from' |
+   grep -v /usr/share/containers/oci/hooks.d | grep -c . | grep -qx 0"
+sed -i '/^\[engine\]/a hooks_dir = ["/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"]' \
+  /etc/containers/containers.conf
+check "hooks_dir in containers.conf: the packaged directory, then /etc's" sh -c \
+  "podman --log-level=debug run --rm --network none $PODMAN_IMAGE true 2>&1 | grep -q 'reading hooks from /etc/containers/oci/hooks.d'"
 python3 -c 'import json,sys
 h=json.load(open(sys.argv[1])); h["hook"]["args"].append("--no-annotation-key")
 json.dump(h, open(sys.argv[2], "w"), indent=2)' "$HOOK" "$ETC_HOOK"
@@ -113,6 +125,11 @@ check "the registry keys it by its container id" sh -c \
 d=json.load(sys.stdin); e=[x for x in d if x.get(\"identifier\")==\"$id5\"]
 assert e and e[0].get(\"source\")==\"container-id\", e' 2>&1 || nsid-uniquifier --json list"
 rm -f "$ETC_HOOK"
+check "netns pod-7" podman_netns 7
+out=$(podman_run web7 7 --hostname web --annotation org.nsid.key=web-1 2>&1); rc=$?
+check "while web1 (key web-1) lives, a second container with key web-1 is refused a start" \
+  test "$rc" != 0 || note "$out"
+check "crun says the hook failed" grep -q 'error executing hook `/usr/sbin/nsid-uniquifier`' <<<"$out"
 check "netns pod-6" podman_netns 6
 check "with the packaged entry again, org.nsid.key=web-1 gets web-1's identifier (web1 gone first)" \
   sh -c "podman rm -f -t 0 web1 >/dev/null && ip netns del pod-1 &&
