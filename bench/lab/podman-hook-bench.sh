@@ -1,4 +1,5 @@
 #!/bin/bash
+# lab-needs: podman crun conmon
 # bench-podman-hook, guest side (a lab scenario run by path by bench/lab/podman-hook-bench-run,
 # not a test): what nsid's OCI hook adds to a container's start (issue 21, "Numbers"). In one
 # boot, `podman run --rm --network none IMAGE true` (Podman + crun from Debian's packages, a

@@ -1,6 +1,7 @@
 #!/bin/bash
 # lab-test: 6.1 6.12
 # lab-timeout: 900
+# lab-needs: podman crun conmon
 # podman-identity: rootful Podman + crun from Debian's packages, with nsid installed as
 # `make install PREFIX=/usr` installs it (the OCI hook entry in
 # /usr/share/containers/oci/hooks.d, read by Podman as it reads it on any host; no copy of it

@@ -1,6 +1,7 @@
 #!/bin/bash
 # lab-test: 6.1 6.12
 # lab-timeout: 900
+# lab-needs: podman crun conmon newuidmap
 # podman-users: a Podman image whose /etc/passwd differs from the host's, with nsid's default
 # ID mapping set-up as installed (make install PREFIX=/usr: the request-key rule
 # nsid-idmap.conf, nfs-common's id_resolver.conf diverted aside as README says,
