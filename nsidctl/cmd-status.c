@@ -202,7 +202,8 @@ int cmd_status(void) {
 
         print_header(&s);
         printf("%s%-11s %-7s %-6s %-20s %-16s %-32s %-12s %-3s %-20s", col(C_BOLD), "NETNS",
-               "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS", "IDMAP-DOMAIN");
+               "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS",
+               "IDMAP-DOMAIN");
         if (s.daemon)
                 printf(" %8s %8s %6s", "REQ", "HITS", "FAIL");
         printf("%s\n", col(C_RESET));

@@ -44,8 +44,9 @@ static void test_podman(void **state) {
                "podman", ID, "");                                          /* rootless */
         expect("/machine.slice/libpod-conmon-" ID ".scope", NULL, NULL, NULL); /* its conmon */
         expect("/libpod_parent/libpod-" ID "0", NULL, NULL, NULL);          /* 65 hex */
-        expect("/libpod_parent/libpod-C5CFEF0140CA8DDAA170C11A4E6BDD36C79CB20234B050B8648D1AF1DFE5F7AC",
-               NULL, NULL, NULL);
+        expect("/libpod_parent/libpod-"
+               "C5CFEF0140CA8DDAA170C11A4E6BDD36C79CB20234B050B8648D1AF1DFE5F7AC",
+               NULL, NULL, NULL); /* upper case: not an id Podman makes */
 }
 
 static void test_others(void **state) {
@@ -89,7 +90,8 @@ static void test_bad_input(void **state) {
 }
 
 static void test_conmon_name(void **state) {
-        static const char a[] = "/usr/bin/conmon\0--api-version\0" "1\0-c\0" ID "\0-n\0web1\0-r\0/usr/bin/crun";
+        static const char a[] = "/usr/bin/conmon\0--api-version\0"
+                                "1\0-c\0" ID "\0-n\0web1\0-r\0/usr/bin/crun";
         static const char b[] = "conmon\0--name=db\0";
         static const char c[] = "conmon\0-n";
         static const char d[] = "conmon\0-n\0bad name\0";
