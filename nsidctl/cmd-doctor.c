@@ -116,6 +116,19 @@ int cmd_doctor(void) {
         survey s;
         int r;
 
+        if (check_userns()) {
+                /* from a user namespace nothing else can be seen, and nothing would help */
+                if (arg.json)
+                        print_findings_json();
+                else
+                        print_findings();
+                free(findings[0].message);
+                free(findings[0].fix);
+                free(findings);
+                findings = NULL;
+                n_findings = cap_findings = 0;
+                return EXIT_PROBLEMS;
+        }
         r = survey_run(&s);
         if (r < 0) {
                 errorf("cannot enumerate network namespaces: %s", strerror(-r));

@@ -57,6 +57,11 @@ static json_object *facts_json(const survey *s, const ns_facts *f) {
         json_object_object_add(o, "cgroup", json_string_or_null(in->cgroup));
         json_object_object_add(o, "path", json_string_or_null(in->path));
         json_object_object_add(o, "container", json_string_or_null(f->container));
+        json_object_object_add(o, "engine", json_string_or_null(f->engine.engine));
+        json_object_object_add(o, "engine_id",
+                               f->engine.engine && f->engine.id[0]
+                                       ? json_object_new_string(f->engine.id)
+                                       : NULL);
         json_object_object_add(o, "hostname", json_string_or_null(f->hostname));
         json_object_object_add(o, "identifier",
                                f->ident_r == 0 && f->identifier[0]
@@ -196,8 +201,9 @@ int cmd_status(void) {
         }
 
         print_header(&s);
-        printf("%s%-11s %-7s %-20s %-16s %-32s %-12s %-3s %-20s", col(C_BOLD), "NETNS", "PID",
-               "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS", "IDMAP-DOMAIN");
+        printf("%s%-11s %-7s %-6s %-20s %-16s %-32s %-12s %-3s %-20s", col(C_BOLD), "NETNS",
+               "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS",
+               "IDMAP-DOMAIN");
         if (s.daemon)
                 printf(" %8s %8s %6s", "REQ", "HITS", "FAIL");
         printf("%s\n", col(C_RESET));
@@ -212,8 +218,10 @@ int cmd_status(void) {
 
                 if (f->info->pid)
                         snprintf(pid, sizeof(pid), "%d", (int) f->info->pid);
-                printf("%-11" PRIu64 " %-7s %-20.20s %-16.16s %s%-32.32s%s %-12s %-3s %-20.20s",
-                       f->info->id.ino, pid, f->container ? f->container : "-",
+                printf("%-11" PRIu64 " %-7s %-6s %-20.20s %-16.16s %s%-32.32s%s %-12s %-3s "
+                       "%-20.20s",
+                       f->info->id.ino, pid, f->engine.engine ? f->engine.engine : "-",
+                       f->container ? f->container : "-",
                        f->hostname ? f->hostname : "-", col(c), ident_shown(f), col(C_RESET),
                        ident_source(f) ? ident_source(f) : "-",
                        f->info->nfs_mounted ? "yes" : "no", f->domain ? f->domain : "-");

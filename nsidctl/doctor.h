@@ -3,6 +3,7 @@
 #ifndef NSIDCTL_DOCTOR_H
 #define NSIDCTL_DOCTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "nsidctl.h"
@@ -28,6 +29,13 @@ void add_finding_fixf(severity sev, const char *check, const char *message, cons
 /* "netns 4026532 (c1, pid 42)", "the host netns 4026531840" */
 const char *ns_label(const ns_facts *f, char *buf, size_t size);
 
+/* doctor-userns.c */
+/* 1 when uid_map (the text of /proc/self/uid_map) is the initial user namespace's, 0 for
+ * another, -EINVAL if unreadable; first is its first line, normalised. */
+int userns_map_state(const char *uid_map, char *first, size_t size);
+/* A finding when nsidctl runs in a user namespace (true: nothing else can be checked from
+ * there) or, in the initial one, without root. */
+bool check_userns(void);
 /* doctor-kernel.c */
 void check_kernel(const survey *s);
 void check_idmap_keys(const survey *s);

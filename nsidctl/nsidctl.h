@@ -14,6 +14,8 @@
 #include <nsid/netns.h>
 #include <nsid/ns.h>
 
+#include "engine.h"
+
 /* Exit codes (nsidctl(8), EXIT STATUS). */
 enum {
         EXIT_OK = 0,
@@ -124,7 +126,8 @@ typedef struct ns_facts {
         char *hostname;         /* the UTS nodename of its process */
         char *domain;           /* its idmap domain, NULL if unknown */
         const char *domain_source; /* "nsid-idmapd", "idmapd.conf", "hostname" */
-        char *container;        /* a name: registry, ip netns name, cgroup */
+        char *container;        /* a name: engine, registry, ip netns name, cgroup */
+        engine_ref engine;      /* engine.engine NULL: no engine recognised */
         json_object *daemon_ns; /* nsid-idmapd's entry for it (borrowed) */
 } ns_facts;
 

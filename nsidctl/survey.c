@@ -140,6 +140,10 @@ static char *container_name(const ns_facts *f) {
 
         if (f->info->initial)
                 return strdup("(host)");
+        if (f->engine.engine && f->engine.name[0])
+                return strdup(f->engine.name);
+        if (f->engine.engine && f->engine.id[0] && !(f->reg_name && f->reg_name[0]))
+                return strndup(f->engine.id, 12);
         if (f->reg_name && f->reg_name[0])
                 return strdup(f->reg_name);
         if (f->info->path) {
@@ -241,6 +245,12 @@ static void survey_rest(survey *s, ns_facts *f, nsid_registry *reg, handles *h) 
                 free(conf);
         }
 name:
+        /* the engine from the cgroup of the namespace's first process; Podman's name from
+         * its conmon (the cgroup holds only the id) */
+        if (!f->info->initial && f->info->cgroup &&
+            engine_from_cgroup(f->info->cgroup, &f->engine) == 0 && !f->engine.name[0] &&
+            f->info->pid)
+                (void) engine_name_podman("/proc", f->info->pid, &f->engine);
         f->container = container_name(f);
 }
 

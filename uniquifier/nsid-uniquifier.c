@@ -24,6 +24,7 @@
 
 #include <nsid/fdio.h>
 #include <nsid/identity.h>
+#include <nsid/idmap.h>
 #include <nsid/log.h>
 #include <nsid/netns.h>
 #include <nsid/nfsclient.h>
@@ -651,6 +652,26 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
         return exit_for(&res, true);
 }
 
+/* Whether we run in a user namespace other than the initial one: a rootless engine (Podman
+ * run by a user) runs its hooks in the user namespace it made. 1 yes, 0 no, negative errno
+ * when our own uid_map cannot be read. */
+static int in_child_userns(void) {
+        nsid_proc *self = NULL;
+        nsid_idmap *m = NULL;
+        int r;
+
+        r = nsid_proc_open_self(&self);
+        if (r < 0)
+                return r;
+        r = nsid_idmap_load_proc(self, NSID_IDMAP_UID, &m);
+        nsid_proc_unref(self);
+        if (r < 0)
+                return r;
+        r = nsid_idmap_is_identity(m);
+        nsid_idmap_unref(m);
+        return r < 0 ? r : !r;
+}
+
 static int cmd_oci_hook(int argc, char **argv) {
         char *data = NULL;
         size_t size = 0;
@@ -683,6 +704,18 @@ static int cmd_oci_hook(int argc, char **argv) {
         if (r < 0) {
                 errorf("oci-hook: invalid OCI state on stdin: %s", err);
                 return EXIT_FAIL;
+        }
+        /* A rootless engine: its containers' network namespaces belong to its user namespace,
+         * from which the kernel refuses NFS mounts (nfs is not FS_USERNS_MOUNT), and from
+         * where no identifier can be written or recorded. Failing would stop every rootless
+         * container from starting; there is nothing to protect. */
+        if (in_child_userns() == 1) {
+                if (!arg.quiet)
+                        errorf("oci-hook: container %s: run from a user namespace (rootless "
+                               "engine), where NFS cannot be mounted; left alone",
+                               st.id);
+                oci_state_done(&st);
+                return EXIT_OK;
         }
         if (!use_annotation && (st.nsid_key || st.nsid_app)) {
                 if (!arg.quiet)
