@@ -468,8 +468,7 @@ int requester_find(key_serial_t target, requester *ret) {
         k = proc_keys_read_as_nobody(keysbuf, sizeof(keysbuf), &keys, &keys_heap, &size);
         if (k < 0)
                 return k;
-        /* (CAP_SETUID was kept only for that) */
-        (void) caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
+        /* (CAP_SETUID is kept for the workers' drop to nobody: nsid-idmap.c) */
         /* only the auth key's line, and of it only its type and description (a forged line
          * duplicating its serial makes it -ENOTUNIQ) */
         k = nsid_proc_keys_find_brief(keys, size, r.auth_key, type, &desc, &desc_len);
