@@ -276,7 +276,7 @@ PY
 mkc c4
 ip netns exec "$tag-c4" python3 "$T/spy-dns.py" "$T/spy.json" 192.0.2.9 &
 pids+=($!)
-wait_for 10 test -e "$T/spy.json.ready" || fail "the spying DNS server in c4 did not start"
+wait_for 30 test -e "$T/spy.json.ready" || fail "the spying DNS server in c4 did not start"
 # check_spy LABEL WANT_USERNS WANT_UID: the last query's asker, as the server saw it
 check_spy() {
         python3 - "$T/spy.json" "$2" "$3" <<'PY' && pass "$1: the DNS server's client: $(tail -n 1 "$T/spy.json")" || fail "$1: the DNS server's client: $(tail -n 1 "$T/spy.json" 2>/dev/null)"
