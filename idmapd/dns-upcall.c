@@ -236,6 +236,7 @@ static void dns_error(int status, int *ret_err, unsigned *ret_ttl) {
 typedef struct dns_job {
         const nsid_dns_request *req;
         unsigned total_ms;
+        bool have_cares; /* loaded: without it only the hosts file can answer */
 } dns_job;
 
 static int dns_worker(int fd, void *userdata) {
@@ -286,6 +287,10 @@ static int dns_worker(int fd, void *userdata) {
                 if (rc.n_servers > 0)
                         (void) nsid_resolvconf_servers_csv(&rc, cs, sizeof(cs));
                 dprintf(fd, "src=dns\nservers=%s\n", cs);
+                if (!job->have_cares) {
+                        dprintf(fd, "ares=%d\n", ARES_ENOTINITIALIZED);
+                        goto out;
+                }
                 /* c-ares keys its query ids from /dev/urandom, which the empty root lacks;
                  * its fallback is rand(): seeded here from the kernel, not left at 1. */
                 if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t) sizeof(seed))
@@ -447,15 +452,11 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         }
 
         /* c-ares is loaded here: the worker that uses it stands in an empty root. */
-        if (lazy_cares_load() < 0) {
-                logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
-                key_reject(key, 1, EAGAIN);
-                goto out;
-        }
+        bool have_cares = lazy_cares_load() >= 0;
         unsigned mask = NSID_NS_MASK(NSID_NS_MNT);
         if (rq.net_initial != 1)
                 mask |= NSID_NS_MASK(NSID_NS_NET);
-        dns_job job = { .req = &req, .total_ms = o->dns_total_ms };
+        dns_job job = { .req = &req, .total_ms = o->dns_total_ms, .have_cares = have_cares };
         char *reply = NULL;
         size_t reply_size = 0;
         dns_result dr;
@@ -494,6 +495,11 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's "
                        "/etc/resolv.conf: %s", key, strerror(dr.resolv_err));
         source = dr.from_hosts ? "hosts file" : "DNS";
+        if (dr.ares >= 0 && !have_cares) {
+                logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
+                key_reject(key, 1, EAGAIN);
+                goto out;
+        }
         if (dr.ares >= 0) {
                 int e;
                 unsigned ttl;

@@ -271,12 +271,11 @@ static int requester_worker(int fd, void *userdata) {
         cr = nsid_file_read_in_root(rootfd, "/etc/idmapd.conf", 1024 * 1024, &conf, &conf_size,
                                     NULL);
         close(rootfd);
-        if (r < 0) {
-                dprintf(fd, "err=%d\nstage=load\n", -r);
-                goto out;
-        }
-        /* An empty root, nobody, no capability (nsid/worker.h): then parse. */
-        r = nsid_worker_drop_privileges();
+        /* An empty root, nobody, no capability (nsid/worker.h), whatever was read: then
+         * parse (a worker that replies without having dropped gives no answer, -EPROTO). */
+        int d = nsid_worker_drop_privileges();
+        if (r >= 0)
+                r = d;
         if (r < 0) {
                 dprintf(fd, "err=%d\nstage=load\n", -r);
                 goto out;

@@ -18,6 +18,12 @@
  *                                            target's pid namespace), the middle child waits
  *                                          runner: no_new_privs, bounding set, ambient, capset
  *                                            all zero; unmap the page; fn(3); _exit()
+ *                                          DROP_IN_FN: an empty tmpfs (fsmount) made before
+ *                                            setns(), kept on fd 5 with the target's user
+ *                                            namespace on fd 6; fn runs privileged and
+ *                                            drops with nsid_worker_drop_privileges():
+ *                                            chroot(empty), setgroups(0), setns(user),
+ *                                            bounding set, setresgid/uid(nobody), caps
  *
  * Facts this relies on (checked on 6.18, see tests/integration/itest-worker.c):
  *  - setns(pidfd, CLONE_NEWNS | ...) (5.8+) joins atomically and sets root and cwd to the

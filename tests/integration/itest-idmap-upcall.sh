@@ -148,7 +148,7 @@ PY
 own_devlog=
 if [ ! -e /dev/log ] && command -v python3 >/dev/null; then
         python3 "$T/listen-log.py" /dev/log "$T/hostlog" & own_devlog=$!
-        wait_for 10 test -e "$T/hostlog.ready" || fail "no host /dev/log listener"
+        wait_for 60 test -e "$T/hostlog.ready" || fail "no host /dev/log listener"
 fi
 if [ -S /dev/log ] && command -v python3 >/dev/null; then
         cp "$T/passwd" "$T/passwd-hostile"
@@ -158,7 +158,7 @@ if [ -S /dev/log ] && command -v python3 >/dev/null; then
                 touch /etc/idmapd.conf && mount --bind "$2/c-idmapd.conf" /etc/idmapd.conf || exit 1
                 mount -t tmpfs -o mode=0755 nsid-hostile-dev /dev && mknod -m 666 /dev/null c 1 3 || exit 1
                 python3 "$2/listen-log.py" /dev/log "$2/container-log" </dev/null >/dev/null 2>&1 & lp=$!
-                for _ in $(seq 200); do [ -e "$2/container-log.ready" ] && break; sleep 0.05; done
+                for _ in $(seq 1200); do [ -e "$2/container-log.ready" ] && break; sleep 0.05; done
                 # (after the listener started: python reads /etc/localtime at start)
                 mkfifo "$2/localtime-fifo" && touch /etc/localtime 2>/dev/null
                 mount --bind "$2/localtime-fifo" /etc/localtime || exit 1
