@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <time.h>
@@ -202,121 +203,201 @@ static void dns_error(int status, int *ret_err, unsigned *ret_ttl) {
         }
 }
 
-/* The requester's /etc/hosts and /etc/resolv.conf, read by a worker (nsid/worker.h) that
- * joins its mount namespace and root through its pidfd, with openat2 RESOLVE_IN_ROOT
- * (nsid/file.h), killed after a hard limit: a container whose files hang (FUSE, NFS) cannot
- * hold the upcall. Reply: for each file "<errno> <length>\n<bytes>", parsed as untrusted. */
+/*
+ * The lookup runs in a worker (nsid/worker.h, NSID_WORKER_DROP_IN_FN) that joins the
+ * requester's mount namespace, root and network namespace through its pidfd, and:
+ *  1. reads the raw bytes of its /etc/hosts and /etc/resolv.conf with openat2
+ *     RESOLVE_IN_ROOT (nsid/file.h), as the host's root: nothing is parsed yet;
+ *  2. drops (nsid_worker_drop_privileges()): an empty read-only root, the requester's user
+ *     namespace, its nobody, no capability, no_new_privs;
+ *  3. parses both files, answers from the hosts file, or asks the DNS servers of that
+ *     resolv.conf with c-ares (loaded by this process before the fork: nothing can be
+ *     loaded from the empty root), configured only from what was parsed: c-ares reads no
+ *     file (every lookup in the empty root is ENOENT).
+ * So the container's text is parsed, and its chosen DNS servers are talked to, by a process
+ * that can reach nothing on the host: no file, no capability, no host uid 0.
+ * The worker is killed after a hard limit, --dns-timeout + 1 s (c-ares itself gives up
+ * within --dns-timeout from the worker's start: the limit is reached only by a container
+ * whose files hang, FUSE or NFS, and cannot hold the upcall). This helper is single-threaded, so the worker may allocate
+ * (c-ares does); the rule against it (doc/HACKING.md) is for threaded programs.
+ *
+ * Reply, lines parsed as untrusted by dns_parse_reply():
+ *   files=<hosts errno> <resolv.conf errno>
+ *   drop=<errno>                     the drop failed: nothing was parsed
+ *   src=hosts|dns                    where the answer comes from
+ *   servers=<csv>                    the servers asked (for the log)
+ *   ares=<status> / err=<text>       the DNS lookup failed
+ *   ttl=<seconds> / addr=<address>   the answer (up to DNS_MAX_ADDRS addresses)
+ */
 #define DNS_HOSTS_MAX (1024u * 1024u)
 #define DNS_RESOLV_MAX (64u * 1024u)
+#define DNS_REPLY_MAX 8192u
 
-static int dns_files_worker(int fd, void *userdata) {
-        static const struct { const char *path; size_t max; } files[] = {
-                { "/etc/hosts", DNS_HOSTS_MAX },
-                { "/etc/resolv.conf", DNS_RESOLV_MAX },
-        };
+typedef struct dns_job {
+        const nsid_dns_request *req;
+        unsigned total_ms;
+        bool have_cares; /* loaded: without it only the hosts file can answer */
+} dns_job;
+
+static int dns_worker(int fd, void *userdata) {
+        const dns_job *job = userdata;
+        const nsid_dns_request *req = job->req;
+        uint64_t start = now_ms();
+        char *hosts = NULL, *resolv = NULL, err[256] = "", cs[256] = "127.0.0.1 (default)";
+        size_t hosts_size = 0, resolv_size = 0;
+        nsid_resolvconf rc;
+        lookup l = {};
+        int he, re, r;
+
         int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
                 return -errno;
-        for (size_t i = 0; i < 2; i++) {
-                char *data = NULL;
-                size_t size = 0;
-                int r = nsid_file_read_in_root(rootfd, files[i].path, files[i].max, &data, &size,
-                                               NULL);
-                if (r < 0) {
-                        dprintf(fd, "%d 0\n", -r);
-                        continue;
-                }
-                dprintf(fd, "0 %zu\n", size);
-                for (size_t off = 0; off < size;) {
-                        ssize_t k = write(fd, data + off, size - off);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k <= 0) {
-                                free(data);
-                                close(rootfd);
-                                return -EIO;
-                        }
-                        off += (size_t) k;
-                }
-                free(data);
-        }
+        he = -nsid_file_read_in_root(rootfd, "/etc/hosts", DNS_HOSTS_MAX, &hosts, &hosts_size,
+                                     NULL);
+        re = -nsid_file_read_in_root(rootfd, "/etc/resolv.conf", DNS_RESOLV_MAX, &resolv,
+                                     &resolv_size, NULL);
         close(rootfd);
-        return 0;
-}
+        dprintf(fd, "files=%d %d\n", he > 0 ? he : 0, re > 0 ? re : 0);
 
-/* One "<errno> <length>\n<bytes>" record from the worker's reply; advances *p. */
-static int dns_take_file(const char **p, const char *end, size_t max, char **ret, size_t *ret_size,
-                         int *ret_err) {
-        const char *nl = memchr(*p, '\n', (size_t) (end - *p));
-        char head[48];
-        uint64_t e, len;
-
-        if (!nl || nl - *p >= (ptrdiff_t) sizeof(head))
-                return -EBADMSG;
-        memcpy(head, *p, (size_t) (nl - *p));
-        head[nl - *p] = '\0';
-        char *sp = strchr(head, ' ');
-        if (!sp)
-                return -EBADMSG;
-        *sp = '\0';
-        if (parse_uint_strict(head, 4095, &e) < 0 || parse_uint_strict(sp + 1, max, &len) < 0 ||
-            (e != 0 && len != 0) || (uint64_t) (end - (nl + 1)) < len)
-                return -EBADMSG;
-        *ret_err = (int) e;
-        if (e == 0) {
-                char *b = malloc(len + 1);
-                if (!b)
-                        return -ENOMEM;
-                memcpy(b, nl + 1, len);
-                b[len] = '\0';
-                *ret = b;
-                *ret_size = len;
-        }
-        *p = nl + 1 + len;
-        return 0;
-}
-
-static int dns_read_files(const idmap_opts *o, requester *rq, char **hosts,
-                          size_t *hosts_size, int *hosts_err, char **resolv, size_t *resolv_size,
-                          int *resolv_err) {
-        char *reply = NULL;
-        size_t size = 0;
-        unsigned ms = o->dns_total_ms / 2u > 2000u ? 2000u : o->dns_total_ms / 2u;
-        int r = requester_proc(rq);
-        if (r < 0)
-                return r;
-        r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
-                                (int) ms, dns_files_worker, NULL,
-                                DNS_HOSTS_MAX + DNS_RESOLV_MAX + 128u, &reply, &size);
-        if (r < 0)
-                return r;
-        const char *p = reply, *end = reply + size;
-        r = dns_take_file(&p, end, DNS_HOSTS_MAX, hosts, hosts_size, hosts_err);
-        if (r >= 0)
-                r = dns_take_file(&p, end, DNS_RESOLV_MAX, resolv, resolv_size, resolv_err);
-        if (r >= 0 && p != end)
-                r = -EBADMSG;
-        free(reply);
+        /* Nothing of the container has been parsed yet. */
+        r = nsid_worker_drop_privileges();
         if (r < 0) {
-                free(*hosts);
-                *hosts = NULL;
-                free(*resolv);
-                *resolv = NULL;
-                return r;
+                dprintf(fd, "drop=%d\n", -r);
+                goto out;
         }
-        /* an answer read for a process that has exited meanwhile is not used */
-        return nsid_proc_check_alive(rq->proc);
+
+        (void) nsid_resolvconf_parse(resolv ? resolv : "", resolv_size, &rc);
+        /* "files" first, from the container's own hosts file. */
+        if (hosts) {
+                nsid_resolv_addr a[DNS_MAX_ADDRS];
+                int fam = req->want_ipv4 && req->want_ipv6 ? AF_UNSPEC
+                          : req->want_ipv6                 ? AF_INET6
+                                                           : AF_INET;
+                int n = nsid_hosts_lookup(hosts, hosts_size, req->name, fam, a, DNS_MAX_ADDRS);
+                for (int i = 0; i < n; i++)
+                        add_addr(&l, &a[i]);
+        }
+        if (l.n > 0) {
+                dprintf(fd, "src=hosts\nttl=%u\n", DNS_HOSTS_TTL);
+        } else {
+                uint64_t spent = now_ms() - start;
+                unsigned left = spent >= job->total_ms ? 1u : job->total_ms - (unsigned) spent;
+                unsigned seed = 0;
+
+                if (rc.n_servers > 0)
+                        (void) nsid_resolvconf_servers_csv(&rc, cs, sizeof(cs));
+                dprintf(fd, "src=dns\nservers=%s\n", cs);
+                if (!job->have_cares) {
+                        dprintf(fd, "ares=%d\n", ARES_ENOTINITIALIZED);
+                        goto out;
+                }
+                /* c-ares keys its query ids from /dev/urandom, which the empty root lacks;
+                 * its fallback is rand(): seeded here from the kernel, not left at 1. */
+                if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t) sizeof(seed))
+                        srand(seed);
+                r = resolve_dns(&rc, req, left, &l, err, sizeof(err));
+                if (r != ARES_SUCCESS || l.n == 0) {
+                        dprintf(fd, "ares=%d\n", r == ARES_SUCCESS ? ARES_ENODATA : r);
+                        if (err[0])
+                                dprintf(fd, "err=%s\n", err);
+                        goto out;
+                }
+                dprintf(fd, "ttl=%u\n", l.ttl);
+        }
+        for (unsigned i = 0; i < l.n; i++) {
+                char t[INET6_ADDRSTRLEN];
+                if (inet_ntop(l.addrs[i].family, l.addrs[i].addr, t, sizeof(t)))
+                        dprintf(fd, "addr=%s\n", t);
+        }
+out:
+        free(hosts);
+        free(resolv);
+        return 0;
+}
+
+typedef struct dns_result {
+        int hosts_err, resolv_err, drop_err, ares;
+        bool have_src, from_hosts, have_ttl;
+        unsigned ttl;
+        char servers[256], err[256];
+        lookup l;
+} dns_result;
+
+/* The worker's reply (untrusted: it ran next to a container's data). */
+static int dns_parse_reply(char *reply, size_t size, dns_result *ret) {
+        dns_result d = { .ares = -1 };
+        uint64_t n;
+
+        if (strlen(reply) != size)
+                return -EBADMSG;
+        for (char *line = reply, *next; *line; line = next) {
+                next = strchr(line, '\n');
+                if (!next)
+                        return -EBADMSG;
+                *next++ = '\0';
+                char *v = strchr(line, '=');
+                if (!v)
+                        return -EBADMSG;
+                *v++ = '\0';
+                if (strcmp(line, "files") == 0) {
+                        char *sp = strchr(v, ' ');
+                        uint64_t a, b;
+                        if (!sp)
+                                return -EBADMSG;
+                        *sp = '\0';
+                        if (parse_uint_strict(v, 4095, &a) < 0 ||
+                            parse_uint_strict(sp + 1, 4095, &b) < 0)
+                                return -EBADMSG;
+                        d.hosts_err = (int) a;
+                        d.resolv_err = (int) b;
+                } else if (strcmp(line, "drop") == 0) {
+                        if (parse_uint_strict(v, 4095, &n) < 0 || n == 0)
+                                return -EBADMSG;
+                        d.drop_err = (int) n;
+                } else if (strcmp(line, "src") == 0 && !d.have_src &&
+                           (strcmp(v, "hosts") == 0 || strcmp(v, "dns") == 0)) {
+                        d.have_src = true;
+                        d.from_hosts = strcmp(v, "hosts") == 0;
+                } else if (strcmp(line, "servers") == 0)
+                        (void) log_escape(v, strlen(v), d.servers, sizeof(d.servers));
+                else if (strcmp(line, "err") == 0)
+                        (void) log_escape(v, strlen(v), d.err, sizeof(d.err));
+                else if (strcmp(line, "ares") == 0) {
+                        if (parse_uint_strict(v, 1000, &n) < 0 || n == ARES_SUCCESS)
+                                return -EBADMSG;
+                        d.ares = (int) n;
+                } else if (strcmp(line, "ttl") == 0 && !d.have_ttl) {
+                        if (parse_uint_strict(v, UINT32_MAX, &n) < 0)
+                                return -EBADMSG;
+                        d.ttl = (unsigned) n;
+                        d.have_ttl = true;
+                } else if (strcmp(line, "addr") == 0) {
+                        nsid_resolv_addr a = { .family = AF_INET };
+                        if (inet_pton(AF_INET, v, a.addr) != 1) {
+                                a.family = AF_INET6;
+                                if (inet_pton(AF_INET6, v, a.addr) != 1)
+                                        return -EBADMSG;
+                        }
+                        add_addr(&d.l, &a);
+                } else
+                        return -EBADMSG;
+        }
+        if (d.drop_err == 0 && !d.have_src)
+                return -EBADMSG;
+        if (d.drop_err == 0 && d.ares < 0 && (!d.have_ttl || d.l.n == 0))
+                return -EBADMSG;
+        d.l.ttl = d.ttl;
+        *ret = d;
+        return 0;
 }
 
 int dns_upcall(const idmap_opts *o, const char *serial_s) {
-        char esc[512], who[512], err[256] = "";
+        char esc[512], who[512];
         key_serial_t key;
-        char *d = NULL, *callout = NULL, *resolv = NULL, *hosts = NULL;
-        size_t resolv_size = 0, hosts_size = 0;
+        char *d = NULL, *callout = NULL;
         nsid_key_describe kd;
         nsid_dns_request req;
         requester rq = { .pidfd = -1 };
-        nsid_resolvconf rc;
         lookup l = {};
         const char *source;
         int r, status = 1, callout_len;
@@ -370,81 +451,66 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 goto out;
         }
 
-        int he = 0, re = 0;
-        r = dns_read_files(o, &rq, &hosts, &hosts_size, &he, &resolv, &resolv_size, &re);
+        /* c-ares is loaded here: the worker that uses it stands in an empty root. */
+        bool have_cares = lazy_cares_load() >= 0;
+        unsigned mask = NSID_NS_MASK(NSID_NS_MNT);
+        if (rq.net_initial != 1)
+                mask |= NSID_NS_MASK(NSID_NS_NET);
+        dns_job job = { .req = &req, .total_ms = o->dns_total_ms, .have_cares = have_cares };
+        char *reply = NULL;
+        size_t reply_size = 0;
+        dns_result dr;
+        r = requester_proc(&rq);
+        if (r >= 0)
+                r = nsid_worker_run(rq.proc, mask, NSID_WORKER_DROP_IN_FN,
+                                    (int) o->dns_total_ms + 1000, dns_worker, &job,
+                                    DNS_REPLY_MAX, &reply, &reply_size);
+        if (r >= 0) {
+                r = dns_parse_reply(reply, reply_size, &dr);
+                free(reply);
+                if (r == -EBADMSG)
+                        logmsg(LOG_WARNING, "dns: key %d: malformed worker reply", key);
+        }
+        /* nothing privileged is left to do: the key is answered with none */
+        (void) caps_keep(0);
+        /* an answer read for a process that has exited meanwhile is not used */
+        if (r >= 0)
+                r = nsid_proc_check_alive(rq.proc);
+        if (r >= 0 && dr.drop_err)
+                r = -dr.drop_err;
         if (r < 0) {
-                logmsg(LOG_WARNING, "dns: key %d: %s: the requester's /etc/hosts and "
-                       "/etc/resolv.conf %s; rejected for %us (EAGAIN); %s", key, esc,
-                       r == -ETIMEDOUT ? "did not answer in time (worker killed)"
+                logmsg(LOG_WARNING, "dns: key %d: %s: cannot look up in the requester's "
+                       "context: %s; rejected for %us (EAGAIN); %s", key, esc,
+                       r == -ETIMEDOUT ? "its files did not answer in time (worker killed)"
+                       : r == -EPERM   ? "no unprivileged id to run as there"
                                        : strerror(-r),
                        DNS_INVALID_TTL, who);
                 key_reject(key, DNS_INVALID_TTL, EAGAIN);
                 goto out;
         }
-        if (he != 0 && he != ENOENT)
+        if (dr.hosts_err != 0 && dr.hosts_err != ENOENT)
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's /etc/hosts: %s",
-                       key, strerror(he));
-        if (re != 0 && re != ENOENT)
+                       key, strerror(dr.hosts_err));
+        if (dr.resolv_err != 0 && dr.resolv_err != ENOENT)
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's "
-                       "/etc/resolv.conf: %s", key, strerror(re));
-        (void) nsid_resolvconf_parse(resolv ? resolv : "", resolv_size, &rc);
-
-        /* "files" first, from the container's own hosts file. */
-        if (hosts) {
-                nsid_resolv_addr a[DNS_MAX_ADDRS];
-                int fam = req.want_ipv4 && req.want_ipv6 ? AF_UNSPEC
-                          : req.want_ipv6                ? AF_INET6
-                                                         : AF_INET;
-                int n = nsid_hosts_lookup(hosts, hosts_size, req.name, fam, a, DNS_MAX_ADDRS);
-                for (int i = 0; i < n; i++)
-                        add_addr(&l, &a[i]);
+                       "/etc/resolv.conf: %s", key, strerror(dr.resolv_err));
+        source = dr.from_hosts ? "hosts file" : "DNS";
+        if (dr.ares >= 0 && !have_cares) {
+                logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
+                key_reject(key, 1, EAGAIN);
+                goto out;
         }
-        if (l.n > 0) {
-                source = "hosts file";
-                l.ttl = DNS_HOSTS_TTL;
-        } else {
-                char cs[256] = "127.0.0.1 (default)";
-                if (rc.n_servers > 0)
-                        (void) nsid_resolvconf_servers_csv(&rc, cs, sizeof(cs));
-                source = "DNS";
-                if (rq.net_initial != 1) {
-                        nsid_ns *ns = NULL;
-                        r = requester_proc(&rq);
-                        if (r >= 0)
-                                r = nsid_proc_open_ns(rq.proc, NSID_NS_NET, &ns);
-                        if (r >= 0 && setns(nsid_ns_get_fd(ns), CLONE_NEWNET) < 0)
-                                r = -errno;
-                        nsid_ns_unref(ns);
-                        if (r < 0) {
-                                logmsg(LOG_ERR, "dns: key %d: %s: cannot enter the requester's "
-                                       "network namespace: %s; rejected; %s", key, esc,
-                                       strerror(-r), who);
-                                key_reject(key, 1, EAGAIN);
-                                goto out;
-                        }
-                }
-                /* in the requester's network namespace: no privilege needed any more */
-                r = caps_keep(0);
-                if (r < 0)
-                        logmsg(LOG_WARNING, "dns: key %d: cannot drop capabilities: %s", key,
-                               strerror(-r));
-                if (lazy_cares_load() < 0) {
-                        logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
-                        key_reject(key, 1, EAGAIN);
-                        goto out;
-                }
-                r = resolve_dns(&rc, &req, o->dns_total_ms, &l, err, sizeof(err));
-                if (r != ARES_SUCCESS || l.n == 0) {
-                        int e;
-                        unsigned ttl;
-                        dns_error(r == ARES_SUCCESS ? ARES_ENODATA : r, &e, &ttl);
-                        logmsg(LOG_WARNING, "dns: key %d: %s: %s%s%s (servers %s); negative key "
-                               "(%s) for %us; %s", key, esc, ares_strerror(r), err[0] ? ": " : "",
-                               err, cs, strerror(e), ttl, who);
-                        key_reject(key, ttl, e);
-                        goto out;
-                }
+        if (dr.ares >= 0) {
+                int e;
+                unsigned ttl;
+                dns_error(dr.ares, &e, &ttl);
+                logmsg(LOG_WARNING, "dns: key %d: %s: %s%s%s (servers %s); negative key "
+                       "(%s) for %us; %s", key, esc, ares_strerror(dr.ares),
+                       dr.err[0] ? ": " : "", dr.err, dr.servers, strerror(e), ttl, who);
+                key_reject(key, ttl, e);
+                goto out;
         }
+        l = dr.l;
 
         /* Payload as key.dns_resolver makes it: "ip1,ip2,..." with its NUL. IPv4 first. */
         char payload[DNS_MAX_ADDRS * (INET6_ADDRSTRLEN + 1) + 1];
@@ -482,8 +548,6 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         status = 0;
 out:
         requester_done(&rq);
-        free(hosts);
-        free(resolv);
         free(callout);
         free(d);
         return status;

@@ -15,7 +15,12 @@
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <dirent.h>
 
 #include <keyutils.h>
 #include <nfsidmap.h>
@@ -199,7 +204,9 @@ static void load_policy(const idmap_opts *o, policy *ret) {
  * through NSS, in a worker (nsid/worker.h): a forked child that joins the requester's mount
  * namespace and root (by its pidfd: a recycled pid cannot be joined) and reads with openat2
  * RESOLVE_IN_ROOT (symlinks clamped to that root, FIFOs/devices/procfs refused, sizes
- * capped). The worker has a hard time limit and is killed beyond it, so a container whose
+ * capped) as the host's root, then drops everything before it parses a byte of them
+ * (NSID_WORKER_DROP_IN_FN: an empty read-only root, the requester's user namespace, its
+ * nobody, no capability, no_new_privs). The worker has a hard time limit and is killed beyond it, so a container whose
  * files sit on a mount that never answers (hung FUSE or NFS) cannot hold the upcall: this
  * process never touches the container's files itself.
  *
@@ -213,29 +220,73 @@ typedef struct rq_job {
         const char *host_domain;
 } rq_job;
 
+/* What the parsing step runs as, for the debug log (and the tests): uid, gid, effective and
+ * permitted capabilities, how many are left in the bounding set, no_new_privs, and what
+ * listing its root and finding /etc give (errno). System calls only: no /proc here. */
+static void report_creds(int fd) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = {};
+        unsigned bnd = 0;
+        struct stat st;
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                d[0].effective = d[0].permitted = UINT32_MAX;
+        for (unsigned long cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+                bnd += prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0;
+        DIR *dir = opendir("/");
+        int root_err = dir ? 0 : errno;
+        if (dir)
+                closedir(dir);
+        dprintf(fd, "creds=uid %u gid %u eff %x%08x prm %x%08x bnd %u nnp %d root %d etc %d\n",
+                (unsigned) getuid(), (unsigned) getgid(), d[1].effective, d[0].effective,
+                d[1].permitted, d[0].permitted, bnd, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+                root_err, stat("/etc", &st) < 0 ? errno : 0);
+}
+
 static int requester_worker(int fd, void *userdata) {
         const rq_job *job = userdata;
         const nsid_idmap_keydesc *kd = job->kd;
         nsid_userdb *db = NULL;
-        char *conf = NULL, *domain = NULL, *nobody = NULL;
-        size_t conf_size = 0;
+        char *conf = NULL, *domain = NULL, *nobody = NULL, *passwd = NULL, *group = NULL;
+        size_t conf_size = 0, passwd_size = 0, group_size = 0;
         bool baddomain = false;
-        int rootfd, r;
+        int rootfd, r, cr;
 
-        /* the worker is chroot()ed to the requester's root in its mount namespace */
+        /* the worker is chroot()ed to the requester's root in its mount namespace: the raw
+         * bytes are read here, with privilege, and nothing of them is parsed before the
+         * drop below */
         rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0) {
                 dprintf(fd, "err=%d\nstage=load\n", errno);
                 return 0;
         }
-        r = nsid_userdb_load_root(rootfd, &db);
+        r = nsid_file_read_in_root(rootfd, "/etc/passwd", NSID_USERDB_FILE_MAX, &passwd,
+                                   &passwd_size, NULL);
+        if (r >= 0) {
+                r = nsid_file_read_in_root(rootfd, "/etc/group", NSID_USERDB_FILE_MAX, &group,
+                                           &group_size, NULL);
+                if (r == -ENOENT) /* (as nsid_userdb_load_root(): no group file, no groups) */
+                        r = 0;
+        }
+        cr = nsid_file_read_in_root(rootfd, "/etc/idmapd.conf", 1024 * 1024, &conf, &conf_size,
+                                    NULL);
+        close(rootfd);
+        /* An empty root, nobody, no capability (nsid/worker.h), whatever was read: then
+         * parse (a worker that replies without having dropped gives no answer, -EPROTO). */
+        int d = nsid_worker_drop_privileges();
+        if (r >= 0)
+                r = d;
         if (r < 0) {
                 dprintf(fd, "err=%d\nstage=load\n", -r);
                 goto out;
         }
-        r = nsid_file_read_in_root(rootfd, "/etc/idmapd.conf", 1024 * 1024, &conf, &conf_size,
-                                   NULL);
-        if (r >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
+        r = nsid_userdb_parse(passwd, passwd_size, group, group_size, &db);
+        report_creds(fd);
+        if (r < 0) {
+                dprintf(fd, "err=%d\nstage=load\n", -r);
+                goto out;
+        }
+        if (cr >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
             !nsid_dns_name_valid(domain, strlen(domain))) {
                 baddomain = true;
                 free(domain);
@@ -296,8 +347,9 @@ out:
         free(nobody);
         free(domain);
         free(conf);
+        free(passwd);
+        free(group);
         nsid_userdb_unref(db);
-        close(rootfd);
         return 0;
 }
 
@@ -329,7 +381,7 @@ static int resolve_requester(const idmap_opts *o, requester *rq,
         r = requester_proc(rq);
         if (r < 0)
                 return r;
-        r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_KEEP_CAPS,
+        r = nsid_worker_run(rq->proc, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_DROP_IN_FN,
                             requester_worker_timeout_ms(o), requester_worker, &job, 4096, &reply,
                             &reply_size);
         if (r < 0) {
@@ -379,6 +431,9 @@ static int resolve_requester(const idmap_opts *o, requester *rq,
                         logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s",
                                kd->kind == NSID_IDMAP_KEY_UID ? "uid" : "gid", kd->name,
                                log_escape(v, strlen(v), esc, sizeof(esc)));
+                else if (strcmp(line, "creds") == 0)
+                        logmsg(LOG_DEBUG, "requester pid %d: its files were parsed with %s",
+                               (int) rq->pid, log_escape(v, strlen(v), esc, sizeof(esc)));
                 else if (strcmp(line, "baddomain") == 0)
                         logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
                                "a valid domain name; using the host's", (int) rq->pid);

@@ -300,11 +300,14 @@ int main(int argc, char **argv) {
 
         /* Upcalls: requester discovery opens /proc/keys as nobody (CAP_SETUID, dropped right
          * after) and reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
-         * the requester-context worker (and the dns helper's, for hosts and resolv.conf)
-         * joins its mount namespace and root (CAP_SYS_ADMIN, CAP_SYS_CHROOT); the dns helper
-         * joins its network namespace (CAP_SYS_ADMIN). Dropped as soon as each step is done. */
+         * the requester-context worker and the dns worker join its mount namespace and root
+         * (CAP_SYS_ADMIN, CAP_SYS_CHROOT), the dns worker its network namespace, and read
+         * the raw files; before parsing them each worker makes itself an empty root
+         * (CAP_SYS_ADMIN), drops the host's groups and becomes an unprivileged id
+         * (CAP_SETGID, CAP_SETUID) and empties its bounding set (CAP_SETPCAP): see
+         * nsid_worker_drop_privileges(). Dropped as soon as each step is done. */
         r = caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE) |
-                      CAPBIT(CAP_SETUID));
+                      CAPBIT(CAP_SETUID) | CAPBIT(CAP_SETGID) | CAPBIT(CAP_SETPCAP));
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 

@@ -403,8 +403,13 @@ int main(int argc, char **argv) {
         if (ctl)
                 return dm_ctl_command(sock, ctl);
 
-        if (!foreground)
-                openlog("nsid-idmapd", LOG_PID, LOG_DAEMON);
+        /* Connected now (LOG_NDELAY) and the time zone read now: nothing resolves /dev/log or
+         * /etc/localtime later, when a thread's worker may stand in a container's root
+         * (workers log nothing: the library is silent in them). */
+        if (!foreground) {
+                tzset();
+                openlog("nsid-idmapd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+        }
         nsid_log_set_handler(library_log, NULL);
         nsid_log_set_max_priority(max_priority == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING);
         dm_start_us = dm_now_us();

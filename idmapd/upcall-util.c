@@ -45,6 +45,9 @@ static int log_max = LOG_INFO;
 static const char *log_ident = "nsid-idmap";
 static int syslog_fd = -1;
 static bool syslog_fallback; /* glibc's syslog() from now on */
+static pid_t log_pid;        /* messages from any other process (a worker) are dropped */
+
+static void syslog_connect(void);
 
 void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_priority) {
         log_ident = ident;
@@ -56,10 +59,40 @@ void log_setup(const char *ident, bool to_stderr, const char *log_file, int max_
         }
         /* Without a syslog socket every message would be dropped: none is built. */
         log_syslog = !to_stderr && access(_PATH_LOG, F_OK) == 0;
+        log_pid = getpid();
+        if (log_syslog)
+                syslog_connect();
 }
 
 bool log_wanted(int priority) {
+        /* A worker (a fork()ed child, possibly in a container's root) logs nothing: its
+         * /dev/log would be the container's. */
+        if (getpid() != log_pid)
+                return false;
         return priority <= log_max && (log_stderr || log_syslog || log_fd >= 0);
+}
+
+/* The syslog socket, connected once at start (log_setup()), while this process is in the
+ * host's root: nothing later resolves /dev/log again, not even from a worker inside a
+ * container's root (workers log nothing anyway: log_wanted()). A stream /dev/log
+ * (EPROTOTYPE) is left to glibc's syslog(), opened and connected now (LOG_NDELAY), with its
+ * time zone read now (tzset()): its time stamps never read /etc/localtime later. */
+static void syslog_connect(void) {
+        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = _PATH_LOG };
+
+        syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (syslog_fd < 0)
+                return;
+        if (connect(syslog_fd, (const struct sockaddr *) &sa, sizeof(sa)) >= 0)
+                return;
+        int e = errno;
+        (void) close(syslog_fd);
+        syslog_fd = -1;
+        if (e == EPROTOTYPE) {
+                tzset();
+                openlog(log_ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+                syslog_fallback = true;
+        }
 }
 
 /* One datagram to the syslog socket, "<PRI>IDENT[PID]: TEXT", without the time stamp
@@ -71,7 +104,6 @@ bool log_wanted(int priority) {
  * drops the line rather than hold the upcall). A syslog socket that is not a datagram one
  * (EPROTOTYPE) is left to glibc's syslog(), which knows the other kinds. */
 static void syslog_send(int priority, const char *text, size_t len) {
-        static const struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = _PATH_LOG };
         char buf[2200], pri[24], pid[24];
         size_t n = 0;
 
@@ -88,16 +120,10 @@ static void syslog_send(int priority, const char *text, size_t len) {
                         len = sizeof(buf) - n;
                 memcpy(buf + n, text, len);
                 n += len;
-                if (syslog_fd < 0)
-                        syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-                if (syslog_fd >= 0 &&
-                    sendto(syslog_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL,
-                           (const struct sockaddr *) &sa, sizeof(sa)) >= 0)
-                        return;
-                if (syslog_fd >= 0 && errno != EPROTOTYPE)
-                        return; /* (no one listening, or full: glibc would drop it too) */
-                syslog_fallback = true;
-                openlog(log_ident, LOG_PID, LOG_DAEMON);
+                /* (no one listening, or full: glibc would drop it too) */
+                if (syslog_fd >= 0)
+                        (void) send(syslog_fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+                return;
         }
         syslog(priority, "%.*s", (int) (len > INT_MAX ? INT_MAX : len), text);
 }
@@ -468,8 +494,7 @@ int requester_find(key_serial_t target, requester *ret) {
         k = proc_keys_read_as_nobody(keysbuf, sizeof(keysbuf), &keys, &keys_heap, &size);
         if (k < 0)
                 return k;
-        /* (CAP_SETUID was kept only for that) */
-        (void) caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE));
+        /* (CAP_SETUID is kept for the workers' drop to nobody: nsid-idmap.c) */
         /* only the auth key's line, and of it only its type and description (a forged line
          * duplicating its serial makes it -ENOTUNIQ) */
         k = nsid_proc_keys_find_brief(keys, size, r.auth_key, type, &desc, &desc_len);

@@ -16,6 +16,10 @@ int nsid_log_internal(int priority, int error, const char *file, int line, const
  * after it in the parent and in the child. */
 void nsid_log_fork_prepare(void);
 void nsid_log_fork_done(void);
+/* In a worker child (worker.c), before it enters any namespace: nothing is logged from then
+ * on (the program's handler would write to syslog from a container's root, resolving its
+ * /dev/log and /etc/localtime there). */
+void nsid_log_silence(void);
 
 #define nsid_log_full(prio, err, ...) nsid_log_internal(prio, err, __FILE__, __LINE__, __VA_ARGS__)
 #define log_debug(...) nsid_log_full(LOG_DEBUG, 0, __VA_ARGS__)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +20,13 @@ static int log_max_priority = LOG_INFO;
  * one-shot request-key helpers included, for the forks of the few that run workers.) */
 void nsid_log_fork_prepare(void) {
         pthread_mutex_lock(&log_lock);
+}
+
+/* In a worker child: drop every message from now on. */
+static bool log_silenced;
+
+void nsid_log_silence(void) {
+        log_silenced = true;
 }
 
 void nsid_log_fork_done(void) {
@@ -52,7 +60,7 @@ int nsid_log_internal(int priority, int error, const char *file, int line, const
 
         (void) file;
         (void) line;
-        if (priority > nsid_log_get_max_priority())
+        if (priority > nsid_log_get_max_priority() || log_silenced)
                 return r;
 
         pthread_mutex_lock(&log_lock);

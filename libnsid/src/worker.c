@@ -18,6 +18,12 @@
  *                                            target's pid namespace), the middle child waits
  *                                          runner: no_new_privs, bounding set, ambient, capset
  *                                            all zero; unmap the page; fn(3); _exit()
+ *                                          DROP_IN_FN: an empty tmpfs (fsmount) made before
+ *                                            setns(), kept on fd 5 with the target's user
+ *                                            namespace on fd 6; fn runs privileged and
+ *                                            drops with nsid_worker_drop_privileges():
+ *                                            chroot(empty), setgroups(0), setns(user),
+ *                                            bounding set, setresgid/uid(nobody), caps
  *
  * Facts this relies on (checked on 6.18, see tests/integration/itest-worker.c):
  *  - setns(pidfd, CLONE_NEWNS | ...) (5.8+) joins atomically and sets root and cwd to the
@@ -62,7 +68,8 @@
 #include "nsid/ns.h"
 #include "nsid/worker.h"
 
-#define WORKER_KNOWN_FLAGS (NSID_WORKER_KEEP_CAPS | NSID_WORKER_UNSHARE_MNT)
+#define WORKER_KNOWN_FLAGS \
+        (NSID_WORKER_KEEP_CAPS | NSID_WORKER_UNSHARE_MNT | NSID_WORKER_DROP_IN_FN)
 #define WORKER_ALL_NS ((1u << _NSID_NS_TYPE_MAX) - 1)
 
 /* Exit status of the child: 0 fn returned 0; 1..254 fn returned -status; 255 anything else
@@ -81,6 +88,7 @@ enum worker_stage {
         STAGE_SETSID,
         STAGE_DUMPABLE,
         STAGE_FDS,
+        STAGE_EMPTY_ROOT,
         STAGE_SETNS,
         STAGE_CHDIR_ROOT,
         STAGE_UNSHARE_MNT,
@@ -106,6 +114,7 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_SETSID] = "setsid()",
         [STAGE_DUMPABLE] = "PR_SET_DUMPABLE",
         [STAGE_FDS] = "closing file descriptors",
+        [STAGE_EMPTY_ROOT] = "making the empty root",
         [STAGE_SETNS] = "setns()",
         [STAGE_CHDIR_ROOT] = "entering the target's root",
         [STAGE_UNSHARE_MNT] = "unshare(CLONE_NEWNS)",
@@ -141,6 +150,10 @@ struct worker_ctx {
         int join_flag[_NSID_NS_TYPE_MAX];
         int root_fd;         /* chroot() here after joining, or -EBADF */
         int proc_fd;         /* child: its own /proc/self/fd (O_PATH), for reopening files */
+        int empty_fd;        /* DROP_IN_FN, child: the empty root (a detached tmpfs) */
+        int late_userns_fd;  /* DROP_IN_FN: the target's user namespace, or -EBADF (ours) */
+        uint32_t drop_uid, drop_gid; /* DROP_IN_FN: the unprivileged ids (in that namespace) */
+        int drop_err;        /* DROP_IN_FN: -EPERM when nothing unprivileged is mapped */
         bool become_ns_root; /* joined a user namespace other than ours */
         bool fork_pid;       /* run fn in a grandchild inside the joined pid namespace */
         unsigned flags;
@@ -149,7 +162,47 @@ struct worker_ctx {
         struct worker_shared *shared;
 };
 
+/* reply, /dev/null, the empty root, the late user namespace, the joined namespaces, the
+ * target's root, the fd directory */
+#define WORKER_MAX_FDS (4 + _NSID_NS_TYPE_MAX + 2)
+
 /* ---- child side: async-signal-safe only ---- */
+
+/* What nsid_worker_drop_privileges() needs, set in the child before fn runs (a fork()ed
+ * copy: this is the child's own). */
+static struct {
+        bool armed;
+        bool done;
+        int empty_fd;
+        int userns_fd;
+        int procfs_fd;
+        uint32_t uid, gid;
+        int error;
+} drop_state = { .empty_fd = -EBADF, .userns_fd = -EBADF, .procfs_fd = -EBADF };
+
+/* An empty, read-only tmpfs that belongs to no mount namespace (fsopen/fsmount, 5.2+): the
+ * root of a worker once it parses. Mode 0111: the worker may stand in it (lookups give
+ * ENOENT, which libraries looking for their configuration take as "none") but can list
+ * nothing; nr_inodes=1 and read-only: nothing can be created. */
+static int child_make_empty_root(void) {
+        int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0111", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "1", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "size", "4096", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+                int e = errno;
+                (void) close(fs);
+                return -e;
+        }
+        int m = fsmount(fs, FSMOUNT_CLOEXEC,
+                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                MOUNT_ATTR_NOEXEC);
+        int e = errno;
+        (void) close(fs);
+        return m < 0 ? -e : m;
+}
 
 _Noreturn static void child_fail(struct worker_ctx *c, int stage, int error) {
         c->shared->stage = stage;
@@ -173,7 +226,7 @@ static int child_reset_signals(void) {
 
 /* Move fds[0..n) to 3, 4, ..., point 0-2 at fds[1] (/dev/null), close all others. */
 static int child_fd_layout(int *fds, size_t n) {
-        int base = 3 + (int) n, tmp[2 + _NSID_NS_TYPE_MAX + 2];
+        int base = 3 + (int) n, tmp[WORKER_MAX_FDS];
 
         for (size_t i = 0; i < n; i++) {
                 tmp[i] = fcntl(fds[i], F_DUPFD, base);
@@ -232,10 +285,64 @@ static int child_drop_caps(void) {
         return 0;
 }
 
+_public_ int nsid_worker_drop_privileges(void) {
+        if (!drop_state.armed)
+                return -EINVAL;
+        if (drop_state.done)
+                return 0;
+        if (drop_state.error < 0)
+                return drop_state.error;
+
+        /* The empty root first, while we may still chroot() anywhere: once in the target's
+         * user namespace, the tmpfs (owned by the host's root) would not be ours to enter. */
+        if (fchdir(drop_state.empty_fd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+                return -errno;
+        (void) close(drop_state.empty_fd);
+        drop_state.empty_fd = -EBADF;
+        /* Host groups go while we are still the host's root (a namespace with setgroups
+         * denied would keep them). Raw system calls: this thread only, async-signal-safe. */
+        if (syscall(SYS_setgroups, 0, NULL) < 0)
+                return -errno;
+        if (drop_state.userns_fd >= 0) {
+                if (setns(drop_state.userns_fd, CLONE_NEWUSER) < 0)
+                        return -errno;
+                (void) close(drop_state.userns_fd);
+                drop_state.userns_fd = -EBADF;
+        }
+        /* The bounding set while CAP_SETPCAP is ours (all of them in a joined namespace);
+         * changing uid from 0 then clears the permitted and effective sets, and
+         * child_drop_caps() makes sure of the rest. */
+        for (unsigned long cap = 0;; cap++) {
+                int k = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                if (k < 0)
+                        break;
+                if (k > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+                        return -errno;
+        }
+        if (syscall(SYS_setresgid, drop_state.gid, drop_state.gid, drop_state.gid) < 0 ||
+            syscall(SYS_setresuid, drop_state.uid, drop_state.uid, drop_state.uid) < 0)
+                return -errno;
+        if (child_drop_caps() < 0)
+                return -EPERM;
+        if (getuid() != drop_state.uid || geteuid() != drop_state.uid ||
+            getgid() != drop_state.gid)
+                return -EPERM;
+        /* Nothing of the host's procfs stays within reach of the parser. */
+        if (drop_state.procfs_fd >= 0) {
+                (void) close(drop_state.procfs_fd);
+                drop_state.procfs_fd = -EBADF;
+                file_procfs_set(-EBADF);
+        }
+        drop_state.done = true;
+        return 0;
+}
+
 _Noreturn static void child_run_fn(struct worker_ctx *c) {
         int r;
 
-        if (!(c->flags & NSID_WORKER_KEEP_CAPS)) {
+        if (c->flags & NSID_WORKER_DROP_IN_FN)
+                drop_state.armed = true;
+        else if (!(c->flags & NSID_WORKER_KEEP_CAPS)) {
                 r = child_drop_caps();
                 if (r < 0)
                         child_fail(c, -r, errno);
@@ -246,6 +353,8 @@ _Noreturn static void child_run_fn(struct worker_ctx *c) {
         c->shared = NULL;
 
         r = c->fn(CHILD_REPLY_FD, c->userdata);
+        if (r == 0 && drop_state.armed && !drop_state.done)
+                _exit(EPROTO); /* read with privilege and never dropped: not an answer */
         if (r == 0)
                 _exit(0);
         if (r < 0 && r > -WORKER_EXIT_OTHER)
@@ -327,11 +436,13 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
 }
 
 _Noreturn static void worker_child(struct worker_ctx *c) {
-        int fds[2 + _NSID_NS_TYPE_MAX + 2];
+        int fds[WORKER_MAX_FDS];
         size_t n = 0;
         int r;
 
         c->shared->stage = STAGE_START;
+        nsid_log_silence(); /* nothing is logged from a worker: it may sit in a container's
+                             * root, where /dev/log and /etc/localtime are the container's */
 
         /* Die with the caller; if it is already gone, stop now. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -355,10 +466,27 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         if (c->proc_fd < 0)
                 child_fail(c, STAGE_FDS, -c->proc_fd);
 
+        if (c->flags & NSID_WORKER_DROP_IN_FN) {
+                c->empty_fd = child_make_empty_root();
+                if (c->empty_fd < 0)
+                        child_fail(c, STAGE_EMPTY_ROOT, -c->empty_fd);
+        }
+
         /* Keep only what the setup needs; everything else the caller had open is closed
-         * before any namespace is joined. */
+         * before any namespace is joined. The empty root and the late user namespace come
+         * right after /dev/null (5, 6), where the final close_range() leaves them. */
         fds[n++] = c->reply_fd;
         fds[n++] = c->null_fd;
+        size_t keep = 0;
+        if (c->flags & NSID_WORKER_DROP_IN_FN) {
+                fds[n++] = c->empty_fd;
+                keep++;
+                if (c->late_userns_fd >= 0) {
+                        fds[n++] = c->late_userns_fd;
+                        keep++;
+                }
+        }
+        size_t join_at = n;
         for (size_t i = 0; i < c->n_join; i++)
                 fds[n++] = c->join_fd[i];
         if (c->root_fd >= 0)
@@ -371,10 +499,15 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         c->proc_fd = fds[proc_at];
         c->reply_fd = fds[0];
         c->null_fd = fds[1];
+        if (c->flags & NSID_WORKER_DROP_IN_FN) {
+                c->empty_fd = fds[2];
+                if (c->late_userns_fd >= 0)
+                        c->late_userns_fd = fds[3];
+        }
         for (size_t i = 0; i < c->n_join; i++)
-                c->join_fd[i] = fds[2 + i];
+                c->join_fd[i] = fds[join_at + i];
         if (c->root_fd >= 0)
-                c->root_fd = fds[2 + c->n_join];
+                c->root_fd = fds[join_at + c->n_join];
 
         for (size_t i = 0; i < c->n_join; i++)
                 if (setns(c->join_fd[i], c->join_flag[i]) < 0)
@@ -411,13 +544,22 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                         child_fail(c, STAGE_SETUID, errno);
         }
 
-        /* From here on only the reply pipe (3), /dev/null (0-2) and the fd directory (4, in
-         * place of the spare /dev/null) stay open. */
+        /* From here on only the reply pipe (3), /dev/null (0-2), the fd directory (4, in
+         * place of the spare /dev/null) and, for DROP_IN_FN, the empty root (5) and the
+         * target's user namespace (6) stay open. */
         if (dup2(c->proc_fd, CHILD_NULL_FD) < 0)
                 child_fail(c, STAGE_FDS, errno);
-        if (close_range(CHILD_NULL_FD + 1, ~0U, 0) < 0)
+        if (close_range(CHILD_NULL_FD + 1 + (unsigned) keep, ~0U, 0) < 0)
                 child_fail(c, STAGE_FDS, errno);
         file_procfs_set(CHILD_NULL_FD);
+        if (c->flags & NSID_WORKER_DROP_IN_FN) {
+                drop_state.empty_fd = c->empty_fd;
+                drop_state.userns_fd = c->late_userns_fd;
+                drop_state.procfs_fd = CHILD_NULL_FD;
+                drop_state.uid = c->drop_uid;
+                drop_state.gid = c->drop_gid;
+                drop_state.error = c->drop_err;
+        }
 
         if (c->fork_pid)
                 child_pid_namespace(c);
@@ -699,12 +841,80 @@ static int is_own_userns(const nsid_ns *ns) {
 
 DEFINE_UNREF_CLEANUP(nsid_ns, nsid_ns_unref)
 
+#define OVERFLOW_ID 65534u
+
+/* The unprivileged id a DROP_IN_FN worker becomes, from a uid_map or gid_map as the host
+ * sees it ("inside outside count" lines, outside ids the host's): 65534 where it is mapped
+ * to a host id other than 0, else the first mapped id whose host id is not 0; -EPERM when
+ * there is none (nothing mapped, or only host id 0). The map is the kernel's text. */
+static int pick_unprivileged_id(const char *map, uint32_t *ret) {
+        bool have = false;
+        uint32_t first = 0;
+
+        for (const char *p = map; p && *p;) {
+                unsigned long long in, out, count;
+                int used = 0;
+                if (sscanf(p, " %llu %llu %llu%n", &in, &out, &count, &used) != 3)
+                        break;
+                p += used;
+                if (count == 0 || in > UINT32_MAX || out > UINT32_MAX || count > UINT32_MAX)
+                        continue;
+                if (OVERFLOW_ID >= in && OVERFLOW_ID - in < count && out + (OVERFLOW_ID - in) != 0) {
+                        *ret = OVERFLOW_ID;
+                        return 0;
+                }
+                if (!have && (out != 0 || count > 1)) {
+                        first = (uint32_t) (out != 0 ? in : in + 1);
+                        have = true;
+                }
+        }
+        if (!have)
+                return -EPERM;
+        *ret = first;
+        return 0;
+}
+
+/* DROP_IN_FN: the target's user namespace (unless it is ours) and the ids to become. */
+static int prepare_drop(const nsid_proc *target, struct worker_ctx *ctx, nsid_ns **ret_userns,
+                        const char *what) {
+        _cleanup_(nsid_ns_unrefp) nsid_ns *userns = NULL;
+        _cleanup_free_ char *um = NULL, *gm = NULL;
+        int r;
+
+        r = nsid_proc_open_ns(target, NSID_NS_USER, &userns);
+        if (r < 0)
+                return r;
+        int own = is_own_userns(userns);
+        if (own < 0)
+                return own;
+        r = nsid_proc_read_file(target, "uid_map", 64 * 1024, &um, NULL);
+        if (r >= 0)
+                r = nsid_proc_read_file(target, "gid_map", 64 * 1024, &gm, NULL);
+        if (r < 0)
+                return log_debug_errno(r, "worker for %s: cannot read its id maps: %s", what,
+                                       strerror(-r));
+        ctx->drop_err = pick_unprivileged_id(um, &ctx->drop_uid);
+        if (ctx->drop_err >= 0)
+                ctx->drop_err = pick_unprivileged_id(gm, &ctx->drop_gid);
+        if (ctx->drop_err < 0)
+                log_debug("worker for %s: its user namespace maps no unprivileged id; the "
+                          "worker will refuse to drop (and parse)", what);
+        if (own == 0) {
+                ctx->late_userns_fd = nsid_ns_get_fd(userns);
+                *ret_userns = TAKE_PTR(userns);
+        }
+        return 0;
+}
+
 _public_ int nsid_worker_run(const nsid_proc *target, unsigned ns_mask, unsigned flags,
                              int timeout_ms, nsid_worker_fn fn, void *userdata,
                              size_t max_reply, char **ret_reply, size_t *ret_size) {
         _cleanup_close_ int rootfd = -EBADF;
+        _cleanup_(nsid_ns_unrefp) nsid_ns *late_userns = NULL;
         struct worker_ctx ctx = {
                 .root_fd = -EBADF,
+                .empty_fd = -EBADF,
+                .late_userns_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -718,11 +928,21 @@ _public_ int nsid_worker_run(const nsid_proc *target, unsigned ns_mask, unsigned
         if (r < 0)
                 return r;
 
+        /* DROP_IN_FN joins the user namespace itself, late. */
+        assert_return(!(flags & NSID_WORKER_DROP_IN_FN) ||
+                              !(ns_mask & NSID_NS_MASK(NSID_NS_USER)),
+                      -EINVAL);
+
         (void) snprintf(what, sizeof(what), "process %d", (int) nsid_proc_get_pid(target));
         r = nsid_proc_check_alive(target);
         if (r < 0)
                 return log_debug_errno(r, "worker for %s: %s", what,
                                        r == -ESRCH ? "the process has exited" : strerror(-r));
+        if (flags & NSID_WORKER_DROP_IN_FN) {
+                r = prepare_drop(target, &ctx, &late_userns, what);
+                if (r < 0)
+                        return r;
+        }
 
         for (int t = 0; t < _NSID_NS_TYPE_MAX; t++)
                 if (ns_mask & NSID_NS_MASK(t))
@@ -766,6 +986,8 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
                                 char **ret_reply, size_t *ret_size) {
         struct worker_ctx ctx = {
                 .root_fd = -EBADF,
+                .empty_fd = -EBADF,
+                .late_userns_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -774,6 +996,8 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
         int r;
 
         assert_return(ns || n == 0, -EINVAL);
+        /* no process: no id maps to choose the unprivileged ids from */
+        assert_return(!(flags & NSID_WORKER_DROP_IN_FN), -EINVAL);
         assert_return(n <= _NSID_NS_TYPE_MAX, -EINVAL);
         r = check_common_args(flags, timeout_ms, fn, max_reply);
         if (r < 0)

@@ -183,11 +183,12 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
         bgpids+=("$hung")
         for i in $(seq 100); do [ -e "$T/fuse-ready" ] && break; sleep 0.05; done
         [ -e "$T/fuse-ready" ] && pass "hung FUSE mounted in the container" || fail "FUSE mount failed"
-        # the helper and its worker while the worker hangs: only CAP_SYS_ADMIN,
-        # CAP_SYS_CHROOT and CAP_SYS_PTRACE (0x2c0000, needed to join the requester's mount
-        # namespace and root), no_new_privs
+        # the helper and its worker while the worker hangs (reading, before its drop): only
+        # CAP_SYS_ADMIN, CAP_SYS_CHROOT and CAP_SYS_PTRACE (0x2c0000, needed to join the
+        # requester's mount namespace and root), CAP_SETGID, CAP_SETUID and CAP_SETPCAP
+        # (0x1c0, for the worker's drop to nobody before it parses), no_new_privs
         capsl="" ncaps=0 badcaps=0
-        want="CapPrm: 00000000002c0000 CapEff: 00000000002c0000 NoNewPrivs: 1 "
+        want="CapPrm: 00000000002c01c0 CapEff: 00000000002c01c0 NoNewPrivs: 1 "
         # (ours: nsid-idmap processes with our prefix in their command line: the helper and
         # its worker, a fork of it)
         for i in $(seq 100); do
@@ -204,7 +205,7 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
                 sleep 0.02
         done
         [ "$ncaps" -ge 2 ] && [ "$badcaps" = 0 ] &&
-                pass "helper and worker keep only SYS_ADMIN, SYS_CHROOT, SYS_PTRACE: $capsl" ||
+                pass "helper and worker keep only SYS_ADMIN, SYS_CHROOT, SYS_PTRACE, SETUID, SETGID, SETPCAP: $capsl" ||
                 fail "capabilities of the helper/worker while the worker hangs: '$capsl'"
         # meanwhile another requester (the host) is served
         r=$(keyctl session - sh -c 'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"' _ "$P:user:0" 2>/dev/null | grep -v '^Joined')

@@ -117,6 +117,62 @@ grep -q "uid:bin@example.test -> 4002 (requester context, timeout 5s)" "$T/log" 
 expect "container uid:nosuch -> nobody" "$(req_container uid:nosuch@example.test)" "65534~"
 expect "host uid:bin, requester-context (host requester)" "$(req_host uid:bin@example.test)" "2~"
 
+# --- the worker that reads the requester's files (issue #20, items 2 and 8) ---------------
+# (2) It parses them only after every privilege is gone: its own report, logged at debug
+# level (-vv, for this one request), of what the parsing step ran as: the host's nobody,
+# no effective, permitted or bounding capability, no_new_privs, an empty root it cannot list
+# (EACCES) in which /etc does not exist (ENOENT).
+rule_vv() { echo "create user $P:* * $T/wrap.sh -v -v --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$T/no-daemon.sock -t 30 %k %d" >"$rule"; }
+rule_vv
+expect "container uid:alice, requester-context, -vv" "$(req_container uid:alice@example.test)" "4001~"
+echo "create user $P:* * $T/wrap.sh --test-user-prefix=$P: --idmapd-conf=$T/idmapd.conf --config=$T/nsid.conf --log-file=$T/log --daemon-socket=$T/no-daemon.sock -t 30 %k %d" >"$rule"
+grep -q "its files were parsed with uid 65534 gid 65534 eff 000000000 prm 000000000 bnd 0 nnp 1 root 13 etc 2\$" "$T/log" &&
+        pass "the requester's files were parsed as nobody, with no capability, in an empty root" ||
+        fail "no (or a privileged) parse report: $(grep "were parsed with" "$T/log" | tail -n 1)"
+# (8) Nothing is logged from inside the container's root. A hostile container whose /dev/log
+# is a socket the test listens on, whose /etc/localtime is a FIFO (any reader would hang),
+# and whose passwd has invalid lines (the user database warns about them while parsing),
+# asks with the helper logging to syslog. The host needs a /dev/log for the helper to log
+# to syslog at all: when it has none, a listener stands there for this case.
+cat >"$T/listen-log.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
+open(sys.argv[2] + ".ready", "w").close()
+while True:
+    d = s.recv(65536)
+    with open(sys.argv[2], "ab") as f:
+        f.write(d + b"\n")
+PY
+own_devlog=
+if [ ! -e /dev/log ] && command -v python3 >/dev/null; then
+        python3 "$T/listen-log.py" /dev/log "$T/hostlog" & own_devlog=$!
+        wait_for 60 test -e "$T/hostlog.ready" || fail "no host /dev/log listener"
+fi
+if [ -S /dev/log ] && command -v python3 >/dev/null; then
+        cp "$T/passwd" "$T/passwd-hostile"
+        printf 'broken line without colons\n:x:1:1::/:/bin/sh\n' >>"$T/passwd-hostile"
+        r=$(unshare -m sh -c '
+                mount --bind "$2/passwd-hostile" /etc/passwd && mount --bind "$2/group" /etc/group &&
+                touch /etc/idmapd.conf && mount --bind "$2/c-idmapd.conf" /etc/idmapd.conf || exit 1
+                mount -t tmpfs -o mode=0755 nsid-hostile-dev /dev && mknod -m 666 /dev/null c 1 3 || exit 1
+                python3 "$2/listen-log.py" /dev/log "$2/container-log" </dev/null >/dev/null 2>&1 & lp=$!
+                for _ in $(seq 1200); do [ -e "$2/container-log.ready" ] && break; sleep 0.05; done
+                # (after the listener started: python reads /etc/localtime at start)
+                mkfifo "$2/localtime-fifo" && touch /etc/localtime 2>/dev/null
+                mount --bind "$2/localtime-fifo" /etc/localtime || exit 1
+                keyctl session - sh -c '"'"'k=$(keyctl request2 user "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k" | tr "\000" "~"'"'"' _ "$1" 2>/dev/null | grep -v "^Joined"
+                kill $lp' _ "$P:uid:alice@example.test" "$T")
+        expect "hostile /dev/log and /etc/localtime: the answer, promptly" "$r" "4001~"
+        [ -e "$T/container-log.ready" ] || fail "the container's /dev/log listener never started"
+        [ ! -s "$T/container-log" ] && pass "nothing reached the container's /dev/log" ||
+                fail "the container's /dev/log received: $(tr '\0' ' ' <"$T/container-log" | head -c 300)"
+else
+        echo "SKIP: no /dev/log socket on the host and no python3: the hostile /dev/log case not run"
+fi
+[ -n "$own_devlog" ] && { kill "$own_devlog" 2>/dev/null; rm -f /dev/log; }
+
 # ...but never for a requester outside the host's ID space.
 # (a) In its own user namespace: request_key(2) from there fails with ENOENT and no helper
 # runs (seen on 6.18), so userspace cannot exercise this case; the NFS client requests

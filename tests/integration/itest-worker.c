@@ -64,6 +64,7 @@ struct holder {
 enum {
         H_BIND_PASSWD = 1 << 0,
         H_CHROOT = 1 << 1,
+        H_MAP_HOST_ROOT_ONLY = 1 << 2, /* CLONE_NEWUSER maps "0 0 1": nothing unprivileged */
 };
 
 static void write_proc_file(pid_t pid, const char *name, const char *text) {
@@ -132,8 +133,9 @@ static struct holder spawn_holder(int flags, unsigned opts) {
         h.outer = pid;
         if (flags & CLONE_NEWUSER) {
                 assert_int_equal(read(ready[0], &b, 1), 1);
-                write_proc_file(pid, "uid_map", "0 100000 65536\n");
-                write_proc_file(pid, "gid_map", "0 100000 65536\n");
+                const char *map = opts & H_MAP_HOST_ROOT_ONLY ? "0 0 1\n" : "0 100000 65536\n";
+                write_proc_file(pid, "uid_map", map);
+                write_proc_file(pid, "gid_map", map);
                 assert_int_equal(write(sync[1], "m", 1), 1);
         }
         assert_int_equal(read(ready[0], &h.pid, sizeof(h.pid)), sizeof(h.pid));
@@ -305,6 +307,58 @@ static int fn_status(int fd, void *userdata) {
                                 reply_printf(fd, "%s\n", line);
         reply_printf(fd, "dumpable:\t%d\nsession_leader:\t%d\n", prctl(PR_GET_DUMPABLE),
                 getsid(0) == getpid());
+        return 0;
+}
+
+/* NSID_WORKER_DROP_IN_FN: read the container's file with privilege, drop, then report what
+ * the parsing step would run as (status read through an fd opened before the drop), and
+ * what its root holds. */
+static int fn_read_then_drop(int fd, void *userdata) {
+        char buf[8192], passwd[256];
+        struct stat st;
+        (void) userdata;
+        int pf = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+        int sf = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        int nsdir = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (pf < 0 || sf < 0 || nsdir < 0)
+                return -EIO;
+        ssize_t n = read(pf, passwd, sizeof(passwd) - 1);
+        close(pf);
+        passwd[n > 0 ? n : 0] = 0;
+        int r = nsid_worker_drop_privileges();
+        if (r < 0) {
+                reply_printf(fd, "drop=%d\n", r);
+                return r;
+        }
+        reply_printf(fd, "drop=0\nuid=%d gid=%d groups=%d\n", (int) getuid(), (int) getgid(),
+                     getgroups(0, NULL));
+        n = pread(sf, buf, sizeof(buf) - 1, 0);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+                if (strncmp(line, "Cap", 3) == 0 || strncmp(line, "NoNewPrivs:", 11) == 0)
+                        reply_printf(fd, "%s\n", line);
+        if (fstatat(nsdir, "user", &st, 0) < 0)
+                return -errno;
+        reply_printf(fd, "userns=%llu\n", (unsigned long long) st.st_ino);
+        DIR *d = opendir("/");
+        reply_printf(fd, "opendir=%d\n", d ? 0 : errno);
+        if (d)
+                closedir(d);
+        reply_printf(fd, "stat_etc=%d\n", stat("/etc", &st) < 0 ? errno : 0);
+        reply_printf(fd, "open_status=%d\n",
+                     open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 ? errno : 0);
+        reply_printf(fd, "mkdir=%d\n", mkdir("/x", 0755) < 0 ? errno : 0);
+        reply_printf(fd, "setuid0=%d\n", setuid(0) < 0 ? errno : 0);
+        reply_printf(fd, "second=%d\n", nsid_worker_drop_privileges());
+        reply_printf(fd, "passwd=%s", passwd);
+        return 0;
+}
+
+static int fn_never_drops(int fd, void *userdata) {
+        (void) userdata;
+        reply_printf(fd, "read with privilege, parsed without dropping\n");
         return 0;
 }
 
@@ -657,6 +711,83 @@ static void test_caps_dropped(void **state) {
                          0);
         assert_true(strncmp(status_field(reply, "CapEff:"), "0000000000000000", 16) != 0);
         free(reply);
+        nsid_proc_unref(p);
+        holder_kill(&h);
+}
+
+static void check_dropped(const char *reply, uint64_t want_userns) {
+        char want[64];
+        assert_non_null(strstr(reply, "drop=0\nuid=65534 gid=65534 groups=0\n"));
+        for (const char *const *k = (const char *const[]) { "CapInh:", "CapPrm:", "CapEff:",
+                                                             "CapBnd:", "CapAmb:", NULL };
+             *k; k++)
+                assert_true(strncmp(status_field(reply, *k), "0000000000000000\n", 17) == 0);
+        assert_true(strncmp(status_field(reply, "NoNewPrivs:"), "1\n", 2) == 0);
+        snprintf(want, sizeof(want), "userns=%llu\n", (unsigned long long) want_userns);
+        assert_non_null(strstr(reply, want));
+        /* an empty root it cannot list, where nothing exists and nothing can be made */
+        assert_non_null(strstr(reply, "opendir=13\n"));     /* EACCES */
+        assert_non_null(strstr(reply, "stat_etc=2\n"));     /* ENOENT */
+        assert_non_null(strstr(reply, "open_status=2\n"));  /* no /proc */
+        assert_non_null(strstr(reply, "mkdir=30\n"));       /* EROFS */
+        assert_non_null(strstr(reply, "setuid0=1\n"));      /* EPERM */
+        assert_non_null(strstr(reply, "second=0\n"));
+}
+
+/* Issue #20 item 2: a worker that reads a container's files with privilege parses them as
+ * nobody, in the container's user namespace, with no capability, in an empty root. */
+static void test_drop_in_fn(void **state) {
+        char *reply = NULL;
+        (void) state;
+
+        /* a container with its own user namespace (0 100000 65536: 65534 -> host 165534) */
+        struct holder h = spawn_holder(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET, H_BIND_PASSWD);
+        nsid_proc *p = open_target(&h);
+        assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_MNT) | NSID_NS_MASK(NSID_NS_NET),
+                                         NSID_WORKER_DROP_IN_FN, 5000, fn_read_then_drop, NULL,
+                                         8192, &reply, NULL),
+                         0);
+        check_dropped(reply, ns_ino_of(h.pid, "user"));
+        /* the bytes were read before the drop, from the container's root */
+        assert_non_null(strstr(reply, "passwd=" CONTAINER_PASSWD));
+        free(reply);
+        reply = NULL;
+
+        /* fn that parses without dropping: no answer */
+        assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_DROP_IN_FN,
+                                         5000, fn_never_drops, NULL, 4096, &reply, NULL),
+                         -EPROTO);
+        assert_null(reply);
+        /* it joins the user namespace itself; not with handles (no id maps) */
+        assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_USER), NSID_WORKER_DROP_IN_FN,
+                                         5000, fn_read_then_drop, NULL, 4096, &reply, NULL),
+                         -EINVAL);
+        assert_int_equal(nsid_worker_run_ns(NULL, 0, NSID_WORKER_DROP_IN_FN, 5000,
+                                            fn_read_then_drop, NULL, 4096, &reply, NULL),
+                         -EINVAL);
+        nsid_proc_unref(p);
+        holder_kill(&h);
+
+        /* a target in our own user namespace: the host's nobody */
+        h = spawn_holder(CLONE_NEWNS | CLONE_NEWNET, H_BIND_PASSWD);
+        p = open_target(&h);
+        assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_MNT) | NSID_NS_MASK(NSID_NS_NET),
+                                         NSID_WORKER_DROP_IN_FN, 5000, fn_read_then_drop, NULL,
+                                         8192, &reply, NULL),
+                         0);
+        check_dropped(reply, ns_ino_of(getpid(), "user"));
+        free(reply);
+        reply = NULL;
+        nsid_proc_unref(p);
+        holder_kill(&h);
+
+        /* a user namespace that maps only the host's root: nothing unprivileged to become,
+         * so the worker refuses (fn sees -EPERM and gives up) */
+        h = spawn_holder(CLONE_NEWUSER | CLONE_NEWNS, H_MAP_HOST_ROOT_ONLY);
+        p = open_target(&h);
+        assert_int_equal(nsid_worker_run(p, NSID_NS_MASK(NSID_NS_MNT), NSID_WORKER_DROP_IN_FN,
+                                         5000, fn_read_then_drop, NULL, 8192, &reply, NULL),
+                         -EPERM);
         nsid_proc_unref(p);
         holder_kill(&h);
 }
@@ -1055,6 +1186,7 @@ int main(void) {
                 cmocka_unit_test(test_kernel_setns_mnt_root),
                 cmocka_unit_test(test_pidns),
                 cmocka_unit_test(test_caps_dropped),
+                cmocka_unit_test(test_drop_in_fn),
                 cmocka_unit_test(test_fd_isolation),
                 cmocka_unit_test(test_timeout),
                 cmocka_unit_test(test_reply_limits),

@@ -64,9 +64,33 @@ extern "C" {
 enum {
         NSID_WORKER_KEEP_CAPS = 1u << 0,   /* keep the caller's capabilities (e.g. to mount) */
         NSID_WORKER_UNSHARE_MNT = 1u << 1, /* unshare(CLONE_NEWNS) + private propagation first */
+        NSID_WORKER_DROP_IN_FN = 1u << 2,  /* fn reads privileged, then drops: see below */
 };
 
 typedef int (*nsid_worker_fn)(int reply_fd, void *userdata);
+
+/*
+ * NSID_WORKER_DROP_IN_FN (nsid_worker_run() only; not with NSID_NS_USER in ns_mask): fn
+ * starts with the caller's identity and capabilities (like NSID_WORKER_KEEP_CAPS), so it can
+ * read a container's raw bytes (through nsid/file.h only), and must call
+ * nsid_worker_drop_privileges() before it parses any of them. That call:
+ *  - chroot()s to an empty, read-only tmpfs (a detached mount, mode 0111: nothing to list,
+ *    every lookup ENOENT), made by the worker before it joined any namespace; cwd "/";
+ *  - drops the supplementary groups, joins the target's user namespace when it is not the
+ *    caller's own, and becomes an unprivileged id there: the overflow id 65534 (nobody) for
+ *    uid and gid, where it is mapped to a host id other than 0; otherwise the first mapped id
+ *    whose host id is not 0. A namespace that maps nothing but host id 0 (or nothing at all)
+ *    has no unprivileged id: the call fails with -EPERM and fn must give up. The ids are
+ *    chosen by the parent from the target's uid_map/gid_map (host procfs) before the fork;
+ *  - empties the bounding set, the ambient, inheritable, permitted and effective sets and
+ *    sets no_new_privs (checked: -EPERM if any capability is left);
+ *  - closes the worker's fd directory (file reads fail with -ENOMEDIUM from then on).
+ * It calls only async-signal-safe functions and allocates nothing. A second call returns 0.
+ * fn returning 0 without having dropped is a protocol error (-EPROTO). The library's log is
+ * silent inside every worker (nothing is logged from a container's root).
+ * Outside a DROP_IN_FN worker the call returns -EINVAL and changes nothing.
+ */
+NSID_API_WARN_UNUSED int nsid_worker_drop_privileges(void);
 
 #define NSID_NS_MASK(t) (1u << (t))
 
