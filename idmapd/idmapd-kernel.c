@@ -383,6 +383,38 @@ static void query_from_pipe(const nsid_idmap_request *rq, dm_view view, dm_query
         }
 }
 
+/* A refused name-to-id upcall: the owner name as a log shows it (bytes below 0x20, from 0x7f,
+ * '\\' and '"' as \xNN: a hostile server chose them) and why it was refused, in the order
+ * nsid_idmap_msg_parse_upcall() checks. false for anything else (size, type, conv). */
+static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t why_size,
+                          char *esc, size_t esc_size) {
+        nsid_idmap_msg m;
+        size_t l, o = 0;
+
+        if (n != sizeof(m))
+                return false;
+        memcpy(&m, buf, sizeof(m));
+        if (m.im_conv != NSID_IDMAP_CONV_NAMETOID ||
+            (m.im_type != NSID_IDMAP_TYPE_USER && m.im_type != NSID_IDMAP_TYPE_GROUP))
+                return false;
+        l = strnlen(m.im_name, sizeof(m.im_name));
+        for (size_t i = 0; i < l && o + 5 < esc_size; i++) {
+                unsigned char c = (unsigned char) m.im_name[i];
+                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
+                        o += (size_t) snprintf(esc + o, esc_size - o, "\\x%02x", c);
+                else
+                        esc[o++] = (char) c;
+        }
+        esc[o] = '\0';
+        snprintf(why, why_size, "%s",
+                 l == 0 || l == sizeof(m.im_name) ? "empty, or not NUL-terminated"
+                 : l == sizeof(m.im_name) - 1     ? "127 bytes: the kernel may have cut it"
+                 : nsid_idmap_name_check(m.im_name, l) < 0
+                         ? "control bytes, ':', '@@' or an edge '@'"
+                         : "not UTF-8");
+        return true;
+}
+
 void dm_pipe_readable(dm_pipe *p) {
         unsigned char buf[NSID_IDMAP_MSG_SIZE + 1];
         dm_pending t = { .origin = DM_ORIGIN_PIPE, .pipe = p };
@@ -406,9 +438,15 @@ void dm_pipe_readable(dm_pipe *p) {
                 bool sent = nsid_idmap_msg_build_failure_raw(buf, (size_t) n,
                                                              NSID_IDMAP_STATUS_LOOKUPFAIL, &m) == 0 &&
                             write(p->fd, &m, sizeof(m)) == (ssize_t) sizeof(m);
-                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s; %s",
-                       p->clnt, n, strerror(-r),
-                       sent ? "failed (LOOKUPFAIL)" : "the failure downcall was refused");
+                const char *outcome = sent ? "failed (LOOKUPFAIL, as an unknown owner)"
+                                           : "the failure downcall was refused";
+                char why[64], esc[NSID_IDMAP_NAMESZ * 4 + 8];
+                if (refused_owner(buf, (size_t) n, why, sizeof(why), esc, sizeof(esc)))
+                        dm_log(LOG_WARNING, p->ns, "%s/idmap: refused owner name \"%s\" (%s); %s",
+                               p->clnt, esc, why, outcome);
+                else
+                        dm_log(LOG_WARNING, p->ns, "%s/idmap: refused an invalid upcall (%zd "
+                               "bytes): %s; %s", p->clnt, n, strerror(-r), outcome);
                 return;
         }
         query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);

@@ -179,8 +179,30 @@ cat "$T/kernel.out"
 kill "$DPID" 2>/dev/null || true
 wait "$DPID" 2>/dev/null || true
 DPID=
-n=$(grep -c "invalid upcall" "$T/daemon.log" || true)
-echo "daemon: $n 'invalid upcall' log lines"
+n=$(grep -c "refused" "$T/daemon.log" || true)
+echo "daemon: $n 'refused' log lines"
+# each refused owner is logged with its name (\xNN for control bytes, 0x7f and up, '\\',
+# '"': a log line carries no byte the server chose raw) and why
+for want in 'refused owner name "a\x01b@host.test" (control bytes' \
+            'refused owner name "evil\x0auid:0@host.test" (control bytes' \
+            'refused owner name "a:b@host.test" (control bytes' \
+            'refused owner name "a@@host.test" (control bytes' \
+            'refused owner name "al\x80ice@host.test" (not UTF-8)' \
+            'refused owner name "a\xc0\xafb@host.test" (not UTF-8)' \
+            'refused owner name "" (empty' \
+            '(127 bytes: the kernel may have cut it)' \
+            'refused an invalid upcall (139 bytes)'; do
+        if grep -qF -- "$want" "$T/daemon.log"; then
+                echo "ok: logged: $want"
+        else
+                echo "not ok: not logged: $want"
+                rc=1
+        fi
+done
+if LC_ALL=C grep -q "$(printf '\001\|\200\|\300')" "$T/daemon.log"; then
+        echo "not ok: a raw control or non-ASCII byte of a refused name reached the log"
+        rc=1
+fi
 if [ "$rc" != 0 ]; then
         echo "--- daemon log (tail)"
         tail -n 20 "$T/daemon.log"
