@@ -394,7 +394,7 @@ static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t 
         if (n != sizeof(m))
                 return false;
         memcpy(&m, buf, sizeof(m));
-        if (m.im_conv != NSID_IDMAP_CONV_NAMETOID ||
+        if (m.im_conv != NSID_IDMAP_CONV_NAMETOID || m.im_status != 0 ||
             (m.im_type != NSID_IDMAP_TYPE_USER && m.im_type != NSID_IDMAP_TYPE_GROUP))
                 return false;
         l = strnlen(m.im_name, sizeof(m.im_name));
@@ -415,6 +415,20 @@ static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t 
         return true;
 }
 
+/* The request for a refused owner name that can still be answered: a name of 1..127 bytes
+ * NUL-terminated in im_name (the downcall echoes it; the kernel compares it with the
+ * upcall's), status 0. */
+static bool refused_owner_request(const unsigned char *buf, nsid_idmap_request *ret) {
+        nsid_idmap_msg m;
+        memcpy(&m, buf, sizeof(m));
+        size_t l = strnlen(m.im_name, sizeof(m.im_name));
+        if (m.im_status != 0 || l == 0 || l == sizeof(m.im_name))
+                return false;
+        *ret = (nsid_idmap_request) { .type = m.im_type, .conv = m.im_conv };
+        memcpy(ret->name, m.im_name, l + 1);
+        return true;
+}
+
 void dm_pipe_readable(dm_pipe *p) {
         unsigned char buf[NSID_IDMAP_MSG_SIZE + 1];
         dm_pending t = { .origin = DM_ORIGIN_PIPE, .pipe = p };
@@ -429,6 +443,30 @@ void dm_pipe_readable(dm_pipe *p) {
                 return;
         p->ns->stats.pipe_upcalls++;
         r = nsid_idmap_msg_parse_upcall(buf, (size_t) n, &t.pipe_req);
+        char why[64], esc[NSID_IDMAP_NAMESZ * 4 + 8];
+        if (r < 0 && refused_owner(buf, (size_t) n, why, sizeof(why), esc, sizeof(esc)) &&
+            refused_owner_request(buf, &t.pipe_req)) {
+                /* An owner name the daemon will not look up (a hostile server chose it) is
+                 * answered as an owner unknown in this namespace's context is, like
+                 * libnfsidmap, which maps every name it cannot map to the nobody user:
+                 * the context is asked about a name no one has (the domain .invalid is
+                 * reserved, RFC 6761), and the answer goes back for the name the kernel
+                 * asked about (the downcall must echo it). Host context: nobody; a
+                 * container's: its answer for unknown owners. */
+                dm_log(LOG_WARNING, p->ns, "%s/idmap: refused owner name \"%s\" (%s): "
+                       "answered as an unknown owner", p->clnt, esc, why);
+                q = (dm_query) { .view = p->ns->kernel_view,
+                                 .kind = t.pipe_req.type == NSID_IDMAP_TYPE_USER
+                                                 ? NSID_IDMAP_KEY_UID
+                                                 : NSID_IDMAP_KEY_GID };
+                snprintf(q.name, sizeof(q.name), "%s", DM_UNKNOWN_OWNER);
+                p->busy = true;
+                if (dm_request(p->ns, &q, &t, NULL, NULL) == 0 && p->busy) {
+                        p->masked = true;
+                        (void) dm_epoll_mod(p->fd, 0, &p->tag);
+                }
+                return;
+        }
         if (r < 0) {
                 /* Answered all the same, as a failure: the kernel keeps this client's one
                  * upcall outstanding until a downcall completes it, and every other ID
@@ -438,9 +476,8 @@ void dm_pipe_readable(dm_pipe *p) {
                 bool sent = nsid_idmap_msg_build_failure_raw(buf, (size_t) n,
                                                              NSID_IDMAP_STATUS_LOOKUPFAIL, &m) == 0 &&
                             write(p->fd, &m, sizeof(m)) == (ssize_t) sizeof(m);
-                const char *outcome = sent ? "failed (LOOKUPFAIL, as an unknown owner)"
+                const char *outcome = sent ? "failed (LOOKUPFAIL)"
                                            : "the failure downcall was refused";
-                char why[64], esc[NSID_IDMAP_NAMESZ * 4 + 8];
                 if (refused_owner(buf, (size_t) n, why, sizeof(why), esc, sizeof(esc)))
                         dm_log(LOG_WARNING, p->ns, "%s/idmap: refused owner name \"%s\" (%s); %s",
                                p->clnt, esc, why, outcome);
@@ -476,8 +513,12 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
         if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
                 dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
                        "timed out)", p->clnt, strerror(errno));
-        else if (r >= 0 && dm_keys_isolation_needed())
-                dm_keys_schedule_invalidate(p->ns, &pd->q);
+        else if (r >= 0 && dm_keys_isolation_needed()) {
+                /* the key the kernel asked about (an owner refused was asked as another) */
+                dm_query iq;
+                query_from_pipe(&pd->pipe_req, pd->q.view, &iq);
+                dm_keys_schedule_invalidate(p->ns, &iq);
+        }
 done:
         p->busy = false;
         if (p->masked) {
