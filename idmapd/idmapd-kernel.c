@@ -383,13 +383,28 @@ static void query_from_pipe(const nsid_idmap_request *rq, dm_view view, dm_query
         }
 }
 
+/* Text a remote peer chose, as a log line shows it: bytes below 0x20, from 0x7f, '\\' and
+ * '"' as \xNN. size must allow 4 bytes per byte of s and a NUL; it is cut otherwise. */
+static const char *log_esc(const char *s, size_t len, char *buf, size_t size) {
+        size_t o = 0;
+        for (size_t i = 0; i < len && o + 5 < size; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
+                        o += (size_t) snprintf(buf + o, size - o, "\\x%02x", c);
+                else
+                        buf[o++] = (char) c;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
 /* A refused name-to-id upcall: the owner name as a log shows it (bytes below 0x20, from 0x7f,
  * '\\' and '"' as \xNN: a hostile server chose them) and why it was refused, in the order
  * nsid_idmap_msg_parse_upcall() checks. false for anything else (size, type, conv). */
 static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t why_size,
                           char *esc, size_t esc_size) {
         nsid_idmap_msg m;
-        size_t l, o = 0;
+        size_t l;
 
         if (n != sizeof(m))
                 return false;
@@ -398,14 +413,7 @@ static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t 
             (m.im_type != NSID_IDMAP_TYPE_USER && m.im_type != NSID_IDMAP_TYPE_GROUP))
                 return false;
         l = strnlen(m.im_name, sizeof(m.im_name));
-        for (size_t i = 0; i < l && o + 5 < esc_size; i++) {
-                unsigned char c = (unsigned char) m.im_name[i];
-                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
-                        o += (size_t) snprintf(esc + o, esc_size - o, "\\x%02x", c);
-                else
-                        esc[o++] = (char) c;
-        }
-        esc[o] = '\0';
+        log_esc(m.im_name, l, esc, esc_size);
         snprintf(why, why_size, "%s",
                  l == 0 || l == sizeof(m.im_name) ? "empty, or not NUL-terminated"
                  : l == sizeof(m.im_name) - 1     ? "127 bytes: the kernel may have cut it"
@@ -739,8 +747,9 @@ static int key_job_try(key_job *j, dm_ns *ns) {
         if (n > 0) {
                 if (ns)
                         ns->stats.keys_invalidated += (unsigned) n;
+                char esc[sizeof(j->desc) * 4 + 1];
                 dm_log(LOG_DEBUG, ns, "invalidated id_legacy %s after %u attempt%s, %" PRId64
-                       " us", j->desc, j->attempts, j->attempts == 1 ? "" : "s",
+                       " us", log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)), j->attempts, j->attempts == 1 ? "" : "s",
                        dm_now_us() - j->first_us);
         }
         return failed == 0 ? 1 : 0;
@@ -756,6 +765,7 @@ void dm_keys_run(int64_t now_us) {
                 dm_ns *ns = dm_ns_find(&j->ns_id);
                 j->attempts++;
                 int r = key_job_try(j, ns);
+                char esc[sizeof(j->desc) * 4 + 1];
                 if (r == 0 && now_us - j->first_us < KEY_JOB_MAX_US) {
                         int64_t d = j->attempts >= 18 ? KEY_RETRY_MAX_US : 500ll << j->attempts;
                         j->when_us = now_us + (d > KEY_RETRY_MAX_US ? KEY_RETRY_MAX_US : d);
@@ -764,10 +774,12 @@ void dm_keys_run(int64_t now_us) {
                 }
                 if (r == 0)
                         dm_log(LOG_WARNING, ns, "id_legacy %s: still not invalidated after "
-                               "%u attempts; given up (its reader never returned?)", j->desc,
+                               "%u attempts; given up (its reader never returned?)",
+                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                j->attempts);
                 else if (r < 0)
-                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s", j->desc,
+                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s",
+                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                strerror(-r));
                 *pp = j->next;
                 free(j);
