@@ -195,6 +195,29 @@ check_eq "afterwards (pipe): c1 maps labalice (4001)" "4001 4001" "$(owner c1 n/
 check "nsid-idmapd is still alive" kill -0 "$DM_PID"
 tail -n +$((DLINES + 1)) "$LOGS/nsid-idmapd.log" > "$W/daemon-phase2.log"
 check "nsid-idmapd logged each refusal again on the pipe alone" refusals_logged "$W/daemon-phase2.log"
+# ---- a client sending an owner that starts with a NUL byte: knfsd asks about an empty name --
+# The client's chown maps 7777 to a name through request-key: a rule for exactly
+# "user:7777", read before nsid's (request-key.d is read in name order), instantiates the key
+# with "\0evil@lab.example". knfsd then asks its nametoid channel about an empty name, which
+# no reply can answer (nametoid_parse() refuses it): nsid-idmapd logs it and sends nothing.
+printf '#!/bin/sh\nprintf '"'"'\\000evil@lab.example'"'"' | keyctl pinstantiate "$1" "$2"\n' > "$W/evil-owner.sh"
+echo "create id_resolver user:7777 * /bin/sh $W/evil-owner.sh %k %S" > /etc/request-key.d/00-hostile-client.conf
+srv_file e/f 1500
+DL2=$(wc -l < "$LOGS/nsid-idmapd.log")
+t0=$(lab_ms)
+timeout -s KILL 20 chown 7777 "$HMNT/e/f" 2>"$W/chown.err"
+rc=$?
+finding "empty-owner-chown" "chown to an owner starting with NUL: exit $rc after $(( $(lab_ms) - t0 )) ms ($(head -c 120 "$W/chown.err"))"
+empty_logged() { tail -n +$((DL2 + 1)) "$LOGS/nsid-idmapd.log" | grep -aq "for an empty owner name"; }
+check "nsid-idmapd logged knfsd's request for an empty owner name (not answered)" empty_logged
+check "that chown did not complete (exit $rc)" test "$rc" != 0
+check_eq "the server's file keeps its owner (1500)" 1500 "$(stat -c %u "$LAB_EXPORT/e/f")"
+srv_file n/alice5 1500
+check_eq "meanwhile: host maps labalice (1500)" "1500 1500" "$(owner host n/alice5)"
+check_eq "meanwhile: c1 maps labalice (4001)" "4001 4001" "$(owner c1 n/alice5)"
+rm -f /etc/request-key.d/00-hostile-client.conf
+check "nsid-idmapd is alive after it" kill -0 "$DM_PID"
+
 finding "hostile-owner-latency" "slowest stat of a hostile owner: $(<"$W/maxms") ms (bound $BOUND_MS ms)"
 
 dm_stop
