@@ -383,6 +383,60 @@ static void query_from_pipe(const nsid_idmap_request *rq, dm_view view, dm_query
         }
 }
 
+/* Text a remote peer chose, as a log line shows it: bytes below 0x20, from 0x7f, '\\' and
+ * '"' as \xNN. size must allow 4 bytes per byte of s and a NUL; it is cut otherwise. */
+static const char *log_esc(const char *s, size_t len, char *buf, size_t size) {
+        size_t o = 0;
+        for (size_t i = 0; i < len && o + 5 < size; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
+                        o += (size_t) snprintf(buf + o, size - o, "\\x%02x", c);
+                else
+                        buf[o++] = (char) c;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+/* A refused name-to-id upcall: the owner name as a log shows it (bytes below 0x20, from 0x7f,
+ * '\\' and '"' as \xNN: a hostile server chose them) and why it was refused, in the order
+ * nsid_idmap_msg_parse_upcall() checks. false for anything else (size, type, conv). */
+static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t why_size,
+                          char *esc, size_t esc_size) {
+        nsid_idmap_msg m;
+        size_t l;
+
+        if (n != sizeof(m))
+                return false;
+        memcpy(&m, buf, sizeof(m));
+        if (m.im_conv != NSID_IDMAP_CONV_NAMETOID || m.im_status != 0 ||
+            (m.im_type != NSID_IDMAP_TYPE_USER && m.im_type != NSID_IDMAP_TYPE_GROUP))
+                return false;
+        l = strnlen(m.im_name, sizeof(m.im_name));
+        log_esc(m.im_name, l, esc, esc_size);
+        snprintf(why, why_size, "%s",
+                 l == 0 || l == sizeof(m.im_name) ? "empty, or not NUL-terminated"
+                 : l == sizeof(m.im_name) - 1     ? "127 bytes: the kernel may have cut it"
+                 : nsid_idmap_name_check(m.im_name, l) < 0
+                         ? "control bytes, ':', '@@' or an edge '@'"
+                         : "not UTF-8");
+        return true;
+}
+
+/* The request for a refused owner name that can still be answered: a name of 1..127 bytes
+ * NUL-terminated in im_name (the downcall echoes it; the kernel compares it with the
+ * upcall's), status 0. */
+static bool refused_owner_request(const unsigned char *buf, nsid_idmap_request *ret) {
+        nsid_idmap_msg m;
+        memcpy(&m, buf, sizeof(m));
+        size_t l = strnlen(m.im_name, sizeof(m.im_name));
+        if (m.im_status != 0 || l == 0 || l == sizeof(m.im_name))
+                return false;
+        *ret = (nsid_idmap_request) { .type = m.im_type, .conv = m.im_conv };
+        memcpy(ret->name, m.im_name, l + 1);
+        return true;
+}
+
 void dm_pipe_readable(dm_pipe *p) {
         unsigned char buf[NSID_IDMAP_MSG_SIZE + 1];
         dm_pending t = { .origin = DM_ORIGIN_PIPE, .pipe = p };
@@ -397,6 +451,30 @@ void dm_pipe_readable(dm_pipe *p) {
                 return;
         p->ns->stats.pipe_upcalls++;
         r = nsid_idmap_msg_parse_upcall(buf, (size_t) n, &t.pipe_req);
+        char why[64], esc[NSID_IDMAP_NAMESZ * 4 + 8];
+        if (r < 0 && refused_owner(buf, (size_t) n, why, sizeof(why), esc, sizeof(esc)) &&
+            refused_owner_request(buf, &t.pipe_req)) {
+                /* An owner name the daemon will not look up (a hostile server chose it) is
+                 * answered as an owner unknown in this namespace's context is, like
+                 * libnfsidmap, which maps every name it cannot map to the nobody user:
+                 * the context is asked about a name no one has (the domain .invalid is
+                 * reserved, RFC 6761), and the answer goes back for the name the kernel
+                 * asked about (the downcall must echo it). Host context: nobody; a
+                 * container's: its answer for unknown owners. */
+                dm_log(LOG_WARNING, p->ns, "%s/idmap: refused owner name \"%s\" (%s): "
+                       "answered as an unknown owner", p->clnt, esc, why);
+                q = (dm_query) { .view = p->ns->kernel_view,
+                                 .kind = t.pipe_req.type == NSID_IDMAP_TYPE_USER
+                                                 ? NSID_IDMAP_KEY_UID
+                                                 : NSID_IDMAP_KEY_GID };
+                snprintf(q.name, sizeof(q.name), "%s", DM_UNKNOWN_OWNER);
+                p->busy = true;
+                if (dm_request(p->ns, &q, &t, NULL, NULL) == 0 && p->busy) {
+                        p->masked = true;
+                        (void) dm_epoll_mod(p->fd, 0, &p->tag);
+                }
+                return;
+        }
         if (r < 0) {
                 /* Answered all the same, as a failure: the kernel keeps this client's one
                  * upcall outstanding until a downcall completes it, and every other ID
@@ -406,9 +484,14 @@ void dm_pipe_readable(dm_pipe *p) {
                 bool sent = nsid_idmap_msg_build_failure_raw(buf, (size_t) n,
                                                              NSID_IDMAP_STATUS_LOOKUPFAIL, &m) == 0 &&
                             write(p->fd, &m, sizeof(m)) == (ssize_t) sizeof(m);
-                dm_log(LOG_WARNING, p->ns, "%s/idmap: invalid upcall (%zd bytes): %s; %s",
-                       p->clnt, n, strerror(-r),
-                       sent ? "failed (LOOKUPFAIL)" : "the failure downcall was refused");
+                const char *outcome = sent ? "failed (LOOKUPFAIL)"
+                                           : "the failure downcall was refused";
+                if (refused_owner(buf, (size_t) n, why, sizeof(why), esc, sizeof(esc)))
+                        dm_log(LOG_WARNING, p->ns, "%s/idmap: refused owner name \"%s\" (%s); %s",
+                               p->clnt, esc, why, outcome);
+                else
+                        dm_log(LOG_WARNING, p->ns, "%s/idmap: refused an invalid upcall (%zd "
+                               "bytes): %s; %s", p->clnt, n, strerror(-r), outcome);
                 return;
         }
         query_from_pipe(&t.pipe_req, p->ns->kernel_view, &q);
@@ -438,8 +521,12 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
         if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
                 dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
                        "timed out)", p->clnt, strerror(errno));
-        else if (r >= 0 && dm_keys_isolation_needed())
-                dm_keys_schedule_invalidate(p->ns, &pd->q);
+        else if (r >= 0 && dm_keys_isolation_needed()) {
+                /* the key the kernel asked about (an owner refused was asked as another) */
+                dm_query iq;
+                query_from_pipe(&pd->pipe_req, pd->q.view, &iq);
+                dm_keys_schedule_invalidate(p->ns, &iq);
+        }
 done:
         p->busy = false;
         if (p->masked) {
@@ -467,8 +554,23 @@ static int channel_request(dm_ns *ns, int which) {
                 char esc[200];
                 if (nsid_qword_escape(buf, (size_t) n < 48 ? (size_t) n : 48, esc, sizeof(esc)) < 0)
                         strcpy(esc, "?");
-                dm_log(LOG_WARNING, ns, "%s: invalid request \"%s\": %s",
-                       nsid_nfsd_channel_name((nsid_nfsd_channel) which), esc, strerror(-r));
+                /* Not answered: no reply can fail these keys. knfsd takes no reply for an
+                 * empty name (nametoid_parse() refuses it), and writes no other line this
+                 * parser refuses (the fuzz target checks every line it can write). The nfsd
+                 * thread waits for an answer at most 5 s (1 s with no idle thread), then
+                 * the client gets NFS4ERR_DELAY; the request stays queued while its cache
+                 * entry is pending (120 s, CACHE_NEW_EXPIRY). doc/kernel-findings.md. */
+                if (r == -ENODATA)
+                        dm_log(LOG_WARNING, ns, "%s: request \"%s\" for an empty owner name (a "
+                               "client sent an owner string starting with a NUL byte): not "
+                               "answered, knfsd takes no reply for it; that client's "
+                               "operation gets NFS4ERR_DELAY",
+                               nsid_nfsd_channel_name((nsid_nfsd_channel) which), esc);
+                else
+                        dm_log(LOG_WARNING, ns, "%s: refused an invalid request \"%s\": %s "
+                               "(not answered: no reply could name its key)",
+                               nsid_nfsd_channel_name((nsid_nfsd_channel) which), esc,
+                               strerror(-r));
                 return 1;
         }
         if (which == NSID_NFSD_NAMETOID) {
@@ -645,8 +747,9 @@ static int key_job_try(key_job *j, dm_ns *ns) {
         if (n > 0) {
                 if (ns)
                         ns->stats.keys_invalidated += (unsigned) n;
+                char esc[sizeof(j->desc) * 4 + 1];
                 dm_log(LOG_DEBUG, ns, "invalidated id_legacy %s after %u attempt%s, %" PRId64
-                       " us", j->desc, j->attempts, j->attempts == 1 ? "" : "s",
+                       " us", log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)), j->attempts, j->attempts == 1 ? "" : "s",
                        dm_now_us() - j->first_us);
         }
         return failed == 0 ? 1 : 0;
@@ -662,6 +765,7 @@ void dm_keys_run(int64_t now_us) {
                 dm_ns *ns = dm_ns_find(&j->ns_id);
                 j->attempts++;
                 int r = key_job_try(j, ns);
+                char esc[sizeof(j->desc) * 4 + 1];
                 if (r == 0 && now_us - j->first_us < KEY_JOB_MAX_US) {
                         int64_t d = j->attempts >= 18 ? KEY_RETRY_MAX_US : 500ll << j->attempts;
                         j->when_us = now_us + (d > KEY_RETRY_MAX_US ? KEY_RETRY_MAX_US : d);
@@ -670,10 +774,12 @@ void dm_keys_run(int64_t now_us) {
                 }
                 if (r == 0)
                         dm_log(LOG_WARNING, ns, "id_legacy %s: still not invalidated after "
-                               "%u attempts; given up (its reader never returned?)", j->desc,
+                               "%u attempts; given up (its reader never returned?)",
+                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                j->attempts);
                 else if (r < 0)
-                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s", j->desc,
+                        dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s",
+                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                strerror(-r));
                 *pp = j->next;
                 free(j);

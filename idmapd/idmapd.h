@@ -19,6 +19,9 @@
 #include <nsid/userdb.h>
 
 #define DM_NAME_MAX 128u /* IDMAP_NAMESZ */
+/* A name no user has in any context (.invalid is reserved, RFC 6761): what an owner name the
+ * daemon refuses to look up is answered as. */
+#define DM_UNKNOWN_OWNER "refused-owner@nsid.invalid"
 
 typedef struct dm_config {
         unsigned cache_ttl;          /* s, positive answers (cache and kernel expiry) */

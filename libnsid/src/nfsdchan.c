@@ -110,6 +110,23 @@ static int parse_id_u32(const char *f, size_t l, uint32_t *ret) {
         return 0;
 }
 
+/* "<authname> <type> \n" (or without the newline): knfsd's nametoid request for an owner
+ * that starts with a NUL byte. */
+static bool empty_name_request(const char *line, size_t len) {
+        const char *f[2];
+        size_t fl[2];
+        char a[NSID_NFSD_NAMESZ];
+        bool group;
+
+        if (len > 0 && line[len - 1] == '\n')
+                len--;
+        if (len < 2 || line[len - 1] != ' ')
+                return false;
+        return split_fields(line, len - 1, f, fl, 2) == 2 &&
+               nsid_qword_unescape(f[0], fl[0], a, sizeof(a)) > 0 &&
+               parse_type(f[1], fl[1], &group) == 0;
+}
+
 _public_ int nsid_nfsd_request_parse(nsid_nfsd_channel ch, const char *line, size_t len,
                                      nsid_nfsd_request *ret) {
         const char *f[3];
@@ -123,7 +140,8 @@ _public_ int nsid_nfsd_request_parse(nsid_nfsd_channel ch, const char *line, siz
         if (len > NSID_NFSD_LINE_MAX)
                 return -EINVAL;
         if (split_fields(line, len, f, fl, 3) != 3)
-                return -EINVAL;
+                return ch == NSID_NFSD_NAMETOID && empty_name_request(line, len) ? -ENODATA
+                                                                                 : -EINVAL;
         r = nsid_qword_unescape(f[0], fl[0], rq.authname, sizeof(rq.authname));
         if (r < 0)
                 return r;

@@ -273,6 +273,22 @@ n=$(grep -c "rejected: invalid id_resolver description" "$T/log" || true)
 grep -q 'description "uid:a\\x01b@example.test"' "$T/log" &&
         pass "control bytes are escaped in the log" || fail "control byte not escaped in the log"
 
+# Owner names a hostile NFS server can send that are well-formed descriptions (issue 20): a
+# 1,000-character name (below the parser's 1,024) and invalid UTF-8 are unknown owners: an
+# answer (nobody, 65534, as libnfsidmap gives) within a bound, never a hang.
+long1000=$(head -c 988 /dev/zero | tr '\0' x)@example.test
+for d in "uid:$long1000" "uid:a"$'\xff'"b@example.test" "gid:over"$'\xc0\xaf'"long@example.test"; do
+        short=$(printf %s "$d" | head -c 24)
+        s=$(date +%s%N)
+        r=$(req_host "$d")
+        ms=$((($(date +%s%N) - s) / 1000000))
+        if [ "$r" = "65534~" ] && [ "$ms" -lt 5000 ]; then
+                pass "hostile-server owner '$short...' ($(printf %s "$d" | wc -c) bytes): nobody (65534) in $ms ms"
+        else
+                fail "hostile-server owner '$short...': got '$r' in $ms ms, want 65534 within 5000 ms"
+        fi
+done
+
 # An unknown id is not hostile: a negative key (ENOKEY) for a short time, exit 1.
 : >"$T/status"
 r=$(req_host user:3999999)

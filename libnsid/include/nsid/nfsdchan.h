@@ -82,6 +82,12 @@ NSID_API_WARN_UNUSED int nsid_qword_unescape(const char *s, size_t len, char *bu
  * Exactly three fields separated by single blanks; type "user" or "group"; authname and
  * name 1..127 bytes unescaped with no NUL; the id plain decimal below 2^32. -EINVAL for
  * anything else, -ENAMETOOLONG for a field of 128 bytes or more.
+ *
+ * -ENODATA: a nametoid request whose name field is empty ("<authname> <type> \n", the
+ * authname and type valid). knfsd sends that for an owner string that starts with a NUL
+ * byte (a client chose it; qword_add() stops at the NUL), and it accepts no reply for that
+ * key (nametoid_parse() refuses an empty name): there is nothing to answer. It is the only
+ * request line knfsd writes that this parser refuses (tests/fuzz/fuzz-nfsd-channel.c).
  */
 NSID_API_WARN_UNUSED int nsid_nfsd_request_parse(nsid_nfsd_channel ch, const char *line,
                                                  size_t len, nsid_nfsd_request *ret);
