@@ -136,6 +136,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
                 r = -ENOMEM;
                 goto fail;
         }
+        ns->resolver_used_us = now;
         dm_pending *p = malloc(sizeof(*p));
         if (!p) {
                 r = -ENOMEM;
@@ -192,6 +193,7 @@ void dm_result_ready(void) {
                         break;
                 }
                 case DM_RESULT_IDENTIFIER:
+                        ns->identifier_wanted = false;
                         snprintf(ns->identifier_state, sizeof(ns->identifier_state), "%s",
                                  res.text);
                         dm_log(strncmp(res.text, "failed", 6) == 0 ? LOG_WARNING : LOG_INFO, ns,
@@ -276,6 +278,8 @@ static void ns_free(dm_ns *ns) {
         dm_cache_free(ns->cache);
         nsid_proc_unref(ns->proc);
         nsid_ns_unref(ns->netns);
+        if (ns->admitted)
+                dm_quota_release(ns->owner_uid);
         free(ns);
 }
 
@@ -307,6 +311,14 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
         if (!ns->cache) {
                 ns_free(ns);
                 return NULL;
+        }
+        if (!ns->initial) {
+                r = dm_quota_classify(ns->netns, &ns->charged, &ns->owner_uid);
+                if (r < 0) {
+                        /* not told apart: charged, to an owner of its own */
+                        ns->charged = true;
+                        ns->owner_uid = (uid_t) -1;
+                }
         }
         classify(ns, info);
         return ns;
@@ -359,24 +371,49 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                         }
                         continue;
                 }
+                /* refused before (over its owner's bound): not opened again */
+                if (dm_quota_is_refused(&v[i].id, g))
+                        continue;
                 ns = ns_new(&v[i]);
                 if (!ns)
                         continue;
+                if (ns->charged) {
+                        int q = dm_quota_admit(ns->owner_uid);
+                        if (q < 0) {
+                                dm_quota_refuse(&ns->id, ns->owner_uid, g);
+                                dm_log(LOG_DEBUG, ns, "not served: %s", strerror(-q));
+                                ns_free(ns);
+                                continue;
+                        }
+                        ns->admitted = true;
+                }
                 ns->generation = g;
                 ns->next = dm_namespaces;
                 dm_namespaces = ns;
-                dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire)",
+                dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire%s)",
                        ns->is_host ? "host" : "container",
-                       ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local");
-                if (!ns->initial || dm_cfg.host_pipes)
+                       ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local",
+                       ns->charged ? ", owned by a user namespace: attached on use" : "");
+                /* A netns owned by a user namespace is attached only when a lookup of its
+                 * NFS client is routed to it (`route`): the kernel refuses rpc_pipefs and
+                 * the nfsd control fs there, even to root (doc/kernel-findings.md, "No knfsd
+                 * and no idmap pipe in a netns owned by a user namespace"), so nothing it has
+                 * needs a pipe or channel held open from the start; a netns owned by the
+                 * initial one (only root makes those) is attached at once, as its NFS client
+                 * or knfsd may start any moment. */
+                if ((!ns->initial || dm_cfg.host_pipes) && !ns->charged)
                         dm_kernel_attach(ns);
                 if (!ns->initial && dm_cfg.set_identifier) {
                         ns->resolver = dm_resolver_new(ns);
-                        if (ns->resolver)
+                        if (ns->resolver) {
+                                ns->identifier_wanted = true;
+                                ns->resolver_used_us = dm_now_us();
                                 dm_resolver_request_identifier(ns->resolver);
+                        }
                 }
         }
         nsid_netns_info_free(v, n);
+        dm_quota_sweep(g);
 
         /* Unlink every namespace this scan did not see first, free them after: ns_free()
          * fails their pending control requests, which lets a client's next buffered line
@@ -536,9 +573,18 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
                 return r;
         }
         dm_ns *ns = dm_ns_find(&id);
+        /* over its owner's bound: answered at once, without a scan of /proc each time */
+        if (!ns && dm_quota_is_refused(&id, 0)) {
+                nsid_proc_unref(p);
+                return -EUSERS;
+        }
         if (!ns) {
                 (void) dm_ns_rescan();
                 ns = dm_ns_find(&id);
+                if (!ns && dm_quota_is_refused(&id, 0)) {
+                        nsid_proc_unref(p);
+                        return -EUSERS;
+                }
         }
         /* the pid named is in that netns (its ns link said so, through its pidfd) */
         if (ns && !ns->proc && !ns->initial && nsid_proc_check_alive(p) >= 0)
@@ -555,8 +601,10 @@ void dm_ns_preload(dm_ns *ns) {
                 return; /* libnfsidmap: nothing to load */
         if (!ns->resolver)
                 ns->resolver = dm_resolver_new(ns);
-        if (ns->resolver)
+        if (ns->resolver) {
+                ns->resolver_used_us = dm_now_us();
                 dm_resolver_preload(ns->resolver);
+        }
 }
 
 void dm_ns_free_all(void) {
@@ -566,10 +614,32 @@ void dm_ns_free_all(void) {
                 dm_namespaces = ns->next;
                 ns_free(ns);
         }
+        dm_quota_free_all();
+}
+
+/* A resolver thread per namespace lived as long as its namespace: one per netns ever given an
+ * identifier or asked anything, so any user could make the daemon hold a thread (256 KiB of
+ * stack, a task) per namespace it made. One with nothing to do -- no request pending, no
+ * cached answer to keep current (dm_ns_periodic's passwd/group checks), no identifier to set
+ * -- for idle-thread-timeout is ended; the next request makes a new one (which loads the
+ * container's files again, as after a context change). Returns how many were ended. */
+static unsigned reap_idle_resolvers(int64_t now_us) {
+        int64_t idle = (int64_t) dm_cfg.idle_thread_timeout * 1000000;
+        unsigned n = 0;
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+                if (!ns->resolver || ns->pending || ns->identifier_wanted ||
+                    dm_cache_size(ns->cache) > 0 || now_us - ns->resolver_used_us < idle ||
+                    (ns->last_request_us && now_us - ns->last_request_us < idle))
+                        continue;
+                dm_resolver_release(ns->resolver);
+                ns->resolver = NULL;
+                n++;
+        }
+        return n;
 }
 
 void dm_ns_periodic(int64_t now_us) {
-        static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0;
+        static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0, next_reap = 0;
         if (now_us >= next_rescan) {
                 next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
                 dm_ns_rescan_async();
@@ -593,6 +663,13 @@ void dm_ns_periodic(int64_t now_us) {
                 next_expire = now_us + 30 * 1000000ll;
                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                         (void) dm_cache_expire(ns->cache, now_us);
+        }
+        if (now_us >= next_reap) {
+                next_reap = now_us + 5 * 1000000ll;
+                unsigned n = reap_idle_resolvers(now_us);
+                if (n)
+                        dm_log(LOG_DEBUG, NULL, "%u idle resolver thread%s ended", n,
+                               n == 1 ? "" : "s");
         }
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 if (ns->next_attach_us && now_us >= ns->next_attach_us &&

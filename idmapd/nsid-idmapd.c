@@ -116,6 +116,9 @@ static int load_config(void) {
                 .isolate_keys = true,
                 .set_identifier = true,
                 .host_pipes = true,
+                .max_netns_per_owner = 64,
+                .max_netns_unprivileged = 1024,
+                .idle_thread_timeout = 60,
                 .idmapd_conf = "/etc/idmapd.conf",
                 .state_dir = NSID_STATE_DIR,
         };
@@ -128,6 +131,9 @@ static int load_config(void) {
                 { "request-timeout-ms", &c.request_timeout_ms },
                 { "rescan-interval", &c.rescan_interval },
                 { "refresh-interval", &c.refresh_interval },
+                { "max-netns-per-owner", &c.max_netns_per_owner },
+                { "max-netns-unprivileged", &c.max_netns_unprivileged },
+                { "idle-thread-timeout", &c.idle_thread_timeout },
         };
         const struct {
                 const char *key;
