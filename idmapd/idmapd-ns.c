@@ -11,15 +11,18 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nsid/netns.h>
+#include <nsid/registry.h>
 
 #include "idmapd.h"
 
 dm_ns *dm_namespaces = NULL;
 static unsigned scan_generation = 0;
 static uint64_t next_seq = 0;
+static atomic_bool prune_wanted; /* a namespace was forgotten: the registry may be pruned */
 
 dm_ns *dm_ns_find(const nsid_ns_id *id) {
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
@@ -438,6 +441,8 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                 gone = ns->next;
                 dm_log(LOG_INFO, ns, "gone: forgotten (%zu cached answers dropped)",
                        dm_cache_size(ns->cache));
+                if (!ns->initial)
+                        atomic_store(&prune_wanted, true);
                 ns_free(ns);
         }
         return 0;
@@ -470,6 +475,70 @@ struct scan_job {
         size_t n;
         int r;
 };
+/* ---- pruning the identity registry ----
+ * Every netns given an identifier (set-identifier) is bound in the registry; nothing here
+ * removed a binding when its netns went, so the table grew by one row per namespace ever
+ * made, throwaway ones included. After a scan in which namespaces were forgotten, at most
+ * once a minute, the scan thread removes the bindings of namespaces that scan did not see
+ * (and, with them, the keys rows nothing uses: nsid_registry_prune()). A binding made after
+ * the scan began (its netns maybe not walked yet) is left for the next one. */
+#define PRUNE_EVERY_US (60 * 1000000ll)
+
+typedef struct prune_view {
+        const nsid_netns_info *v;
+        size_t n;
+        char boot_id[37];
+        int64_t scan_started_s; /* wall clock */
+} prune_view;
+
+static int prune_live(const nsid_registry_entry *e, void *userdata) {
+        const prune_view *pv = userdata;
+        if (!e->boot_id || strcmp(e->boot_id, pv->boot_id) != 0)
+                return 0; /* a netns of another boot */
+        if (e->last_seen >= pv->scan_started_s - 2)
+                return 1; /* bound or refreshed while the scan ran: not known to be gone */
+        for (size_t i = 0; i < pv->n; i++) {
+                if (pv->v[i].id.dev != e->netns.dev || pv->v[i].id.ino != e->netns.ino)
+                        continue;
+                nsid_ns *ns = NULL;
+                uint64_t cookie = 0;
+                int r = nsid_netns_info_open(&pv->v[i], &ns, NULL);
+                if (r >= 0)
+                        r = nsid_netns_get_cookie(ns, &cookie);
+                nsid_ns_unref(ns);
+                if (r < 0)
+                        return r == -ESRCH || r == -ENOENT || r == -ESTALE ? 0 : r;
+                return cookie == e->netns_cookie; /* else: its inode reused */
+        }
+        return 0;
+}
+
+static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_started_s) {
+        static int64_t last_us;
+        int64_t now = dm_now_us();
+        if (!dm_cfg.set_identifier || !atomic_load(&prune_wanted) ||
+            (last_us && now - last_us < PRUNE_EVERY_US))
+                return;
+        atomic_store(&prune_wanted, false);
+        last_us = now;
+        prune_view pv = { .v = v, .n = n, .scan_started_s = scan_started_s };
+        if (nsid_boot_id(pv.boot_id) < 0)
+                return;
+        char path[300];
+        snprintf(path, sizeof(path), "%s/%s", dm_cfg.state_dir, NSID_REGISTRY_FILE);
+        nsid_registry *reg = NULL;
+        if (access(path, F_OK) < 0 || nsid_registry_open(path, 0, &reg) < 0)
+                return;
+        int r = nsid_registry_prune(reg, prune_live, &pv);
+        if (r > 0)
+                dm_log(LOG_INFO, NULL, "registry: %d binding%s of network namespaces that are "
+                       "gone removed", r, r == 1 ? "" : "s");
+        else if (r < 0)
+                dm_log(LOG_WARNING, NULL, "registry %s: cannot remove the bindings of "
+                       "namespaces that are gone: %s", path, strerror(-r));
+        nsid_registry_unref(reg);
+}
+
 static pthread_t scan_thread;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t scan_cond = PTHREAD_COND_INITIALIZER;
@@ -494,7 +563,10 @@ static void *scan_main(void *arg) {
                         continue;
                 }
                 j->started_us = dm_now_us();
+                int64_t wall = (int64_t) time(NULL);
                 j->r = nsid_netns_scan(&j->v, &j->n);
+                if (j->r >= 0)
+                        registry_prune(j->v, j->n, wall);
                 dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
                 /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
                 if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {

@@ -10,7 +10,9 @@
  * creator, so nesting does not make a new owner), and kept only within two bounds:
  * max-netns-per-owner for one owner, max-netns-unprivileged for all of them together. A
  * netns owned by the initial user namespace (made by root: a rootful container, `ip netns
- * add`) is never charged nor refused: no unprivileged user can make one.
+ * add`), or by a user namespace that host root made (owner uid 0: LXC's unprivileged
+ * containers, podman --userns), is never charged nor refused: no unprivileged user can make
+ * either.
  *
  * A refused netns is remembered by its id only (no fd), so the next scans skip it without
  * opening it again, and `route`/`register` requests for it are answered at once; it is
@@ -81,8 +83,10 @@ int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, uid_t *ret_uid) {
                 *ret_uid = 0;
                 r = 0;
         } else if (r == 0) {
-                *ret_charged = true;
                 r = nsid_ns_get_owner_uid(u, ret_uid);
+                /* a user namespace made by host root (LXC's unprivileged containers, podman
+                 * --userns, ...) is root's: only root can make one owned by uid 0 */
+                *ret_charged = r < 0 || *ret_uid != 0;
         }
         nsid_ns_unref(u);
         return r;

@@ -18,6 +18,7 @@
 #include <sys/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/inotify.h>
 #include <linux/securebits.h>
 #include <sys/signalfd.h>
@@ -319,6 +320,27 @@ static void watch_netns_dir(void) {
                 dm_netns_dir_wd = inotify_add_watch(ifd, "/run", IN_CREATE | IN_ONLYDIR);
 }
 
+/* Descriptors: the soft limit raised to the hard one (the unit's LimitNOFILE=; a daemon
+ * started by hand keeps the shell's hard limit), and a warning when the namespace bounds
+ * could use more than that. A netns kept costs 3 (netns, pidfd, /proc dir), 3 more once
+ * attached (rpc_pipefs, knfsd's 2 channels) and 1 per NFS client pipe. */
+static void raise_nofile(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        if (rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+                (void) getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        uint64_t need = (uint64_t) dm_cfg.max_netns_unprivileged * 3 + 256;
+        if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur)
+                dm_log(LOG_WARNING, NULL, "max-netns-unprivileged = %u may need %" PRIu64
+                       " descriptors, more than the limit of %" PRIu64 " (LimitNOFILE=): lower "
+                       "it, or raise the limit", dm_cfg.max_netns_unprivileged, need,
+                       (uint64_t) rl.rlim_cur);
+}
+
 static void help(void) {
         printf("Usage: nsid-idmapd [-f] [-v] [--config=PATH] [--socket=PATH]\n"
                "       nsid-idmapd --status [--json] [--socket=PATH]\n"
@@ -421,6 +443,7 @@ int main(int argc, char **argv) {
         }
         if (load_config() < 0)
                 return 1;
+        raise_nofile();
 
         /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
          * their own children) */
