@@ -50,7 +50,7 @@ check "nsid-idmapd started" wait_for 20 daemon_ready || bail "no daemon"
 
 # (--json is pretty-printed, one key a line: no python start-up, seconds under TCG)
 status_json() { timeout 60 "$NSIDD" --socket="$SOCK" --status --json; }
-bound() { status_json | sed -n "s/^ *\"$1\": \([0-9]*\).*/\1/p" | head -1; }
+bound() { status_json | sed -n "s/^ *\"$1\": *\([0-9]*\).*/\1/p" | head -1; }
 n_fds() { local a=(/proc/$DPID/fd/*); echo ${#a[@]}; }
 n_threads() { sed -n 's/^Threads:[[:space:]]*//p' /proc/$DPID/status; }
 rss_kb() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$DPID/status; }
@@ -71,12 +71,14 @@ real_container() { # name -> sets MOUNT_MS STAT_MS STAT_UID
   STAT_MS=$(( $(lab_ms) - t ))
 }
 
-check "c1 (before the flood) created and mounted" real_container c1
+real_container c1
+check_eq "c1 (before the flood) created and mounted" 1 "$([ "$MOUNT_MS" != - ] && echo 1)"
 nfs_server_wait_grace
 # the first stat may have met the grace period: the file again, in a new container
 container_exec c1 umount /mnt/nfs 2>/dev/null
 container_destroy c1
-check "c1b (before the flood) created and mounted" real_container c1b
+real_container c1b
+check_eq "c1b (before the flood) created and mounted" 1 "$([ "$MOUNT_MS" != - ] && echo 1)"
 check_eq "c1b sees labalice's file as 1500" 1500 "$STAT_UID"
 m1=$MOUNT_MS s1=$STAT_MS
 note "before: c1b mount ${m1} ms, first stat ${s1} ms"
@@ -109,7 +111,8 @@ check "with $WAVE of them alive: at most 64 served (max-netns-per-owner)" test "
 check "the owner logged once" test "$(grep -c 'uid 65534 owns .*max-netns-per-owner = 64' "$LOGS/idmapd-bounds.log")" = 1
 during=$(figures)
 
-check "c2 (during the last wave) created and mounted" real_container c2
+real_container c2
+check_eq "c2 (during the last wave) created and mounted" 1 "$([ "$MOUNT_MS" != - ] && echo 1)"
 check_eq "c2 sees labalice's file as 1500" 1500 "$STAT_UID"
 m2=$MOUNT_MS s2=$STAT_MS
 note "during the flood: c2 mount ${m2} ms, first stat ${s2} ms (before: ${m1} ms, ${s1} ms)"
