@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab-test: 6.1 6.12
+# lab-timeout: 2400
 # idmapd-bounds (issue #20 item 5): 2,000 throwaway user + network namespaces from an
 # unprivileged user (nobody, `unshare -Urn`), then a real container is still served within
 # its usual time.
