@@ -206,6 +206,11 @@ static json_object *ns_json(dm_ns *ns) {
         json_object_object_add(o, "nfsd_channels", json_object_new_string(
                 ns->chan_fd[0] >= 0 ? "open" : ns->chan_error ? strerror(-ns->chan_error) : "not attached"));
         json_object_object_add(o, "identifier", json_object_new_string(ns->identifier_state));
+        /* the host uid charged for it (owned by a user namespace), absent otherwise */
+        if (ns->charged)
+                json_object_object_add(o, "owner_uid", json_object_new_int64(
+                        ns->owner_uid == (uid_t) -1 ? -1 : (int64_t) ns->owner_uid));
+        json_object_object_add(o, "resolver", json_object_new_boolean(ns->resolver != NULL));
 #define S(f) json_object_object_add(o, #f, json_object_new_uint64(ns->stats.f))
         S(requests);
         S(hits);
@@ -240,6 +245,19 @@ static void do_status(dm_client *c) {
                 : dm_kernel_idkeys == 1 ? "not needed (the kernel tags ID keys by namespace)"
                 : dm_kernel_idkeys == 0 ? "on (the kernel keeps one ID key cache)"
                                         : "on (the kernel not known yet)"));
+        /* namespaces owned by user namespaces: kept within max-netns-per-owner and
+         * max-netns-unprivileged (idmapd-quota.c), the others remembered as refused */
+        dm_quota_stats qs;
+        dm_quota_get_stats(&qs);
+        json_object *b = json_object_new_object();
+        json_object_object_add(b, "max_netns_per_owner", json_object_new_uint64(dm_cfg.max_netns_per_owner));
+        json_object_object_add(b, "max_netns_unprivileged", json_object_new_uint64(dm_cfg.max_netns_unprivileged));
+        json_object_object_add(b, "unprivileged_served", json_object_new_uint64(qs.kept));
+        json_object_object_add(b, "refused_now", json_object_new_uint64(qs.refused_now));
+        json_object_object_add(b, "refused_total", json_object_new_uint64(qs.refused_total));
+        json_object_object_add(b, "owners", json_object_new_uint64(qs.owners));
+        json_object_object_add(b, "resolver_threads", json_object_new_int(dm_resolver_live_threads()));
+        json_object_object_add(root, "bounds", b);
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 json_object_array_add(arr, ns_json(ns));
         json_object_object_add(root, "namespaces", arr);
@@ -280,6 +298,14 @@ static int target_ns(const nsid_ctl_request *rq, dm_ns **ret) {
         return 0;
 }
 
+/* Why a request naming a namespace failed, as the reply says it. */
+static const char *ns_error(int r) {
+        return r == -ESRCH    ? "no such namespace"
+               : r == -EUSERS ? "namespace not served: its owner has max-netns-per-owner or "
+                                "max-netns-unprivileged reached"
+                              : strerror(-r);
+}
+
 static void process_line(dm_client *c, const char *line, size_t len) {
         nsid_ctl_request rq;
         dm_ns *ns = NULL;
@@ -304,7 +330,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                 } else {
                         r = target_ns(&rq, &ns);
                         if (r < 0) {
-                                reply_error(c, r, "no such namespace");
+                                reply_error(c, r, ns_error(r));
                                 return;
                         }
                         n = dm_cache_flush(ns->cache);
@@ -317,7 +343,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
         case NSID_CTL_REGISTER:
                 r = dm_ns_register_pid(rq.pid, &ns);
                 if (r < 0) {
-                        reply_error(c, r, strerror(-r));
+                        reply_error(c, r, ns_error(r));
                         return;
                 }
                 snprintf(out, sizeof(out), "ok netns:%" PRIu64 "\n", ns->id.ino);
@@ -329,7 +355,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                  * fails the lookup (EPIPE) and caches the failure for everyone. */
                 r = target_ns(&rq, &ns);
                 if (r < 0) {
-                        reply_error(c, r, r == -ESRCH ? "no such namespace" : strerror(-r));
+                        reply_error(c, r, ns_error(r));
                         return;
                 }
                 unsigned pipes = 0;
@@ -348,7 +374,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
         case NSID_CTL_LOOKUP: {
                 r = target_ns(&rq, &ns);
                 if (r < 0) {
-                        reply_error(c, r, r == -ESRCH ? "no such namespace" : strerror(-r));
+                        reply_error(c, r, ns_error(r));
                         return;
                 }
                 dm_query q = { .kind = rq.kind };

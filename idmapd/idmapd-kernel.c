@@ -242,7 +242,11 @@ void dm_kernel_attach(dm_ns *ns) {
         attach_args a = { .netns_fd = nsid_ns_get_fd(ns->netns), .pipefs_fd = -1,
                           .chan = { -1, -1 } };
         pthread_t t;
-        bool want_pipefs = ns->pipefs_fd < 0, want_chan = ns->chan_fd[0] < 0;
+        bool want_pipefs = ns->pipefs_fd < 0;
+        /* knfsd cannot run in a netns owned by a user namespace (its control fs is refused
+         * there, even to root): its nfs4.* channels, there whenever nfsd is loaded, would
+         * only cost two descriptors */
+        bool want_chan = ns->chan_fd[0] < 0 && !ns->charged;
 
         ns->next_attach_us = 0;
         if (!want_pipefs && !want_chan)
@@ -308,7 +312,9 @@ void dm_kernel_attach(dm_ns *ns) {
                         if (a.chan[i] >= 0)
                                 close(a.chan[i]);
 
-        if (ns->pipefs_fd < 0 || ns->chan_fd[0] < 0)
+        /* (one owned by a user namespace is tried again at its next `route` only: a retry
+         * every 30 s for each would be a thread per namespace any user can make) */
+        if (!ns->charged && (ns->pipefs_fd < 0 || ns->chan_fd[0] < 0))
                 ns->next_attach_us = dm_now_us() + 30 * 1000000ll;
 }
 

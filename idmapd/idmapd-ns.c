@@ -11,15 +11,18 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nsid/netns.h>
+#include <nsid/registry.h>
 
 #include "idmapd.h"
 
 dm_ns *dm_namespaces = NULL;
 static unsigned scan_generation = 0;
 static uint64_t next_seq = 0;
+static atomic_bool prune_wanted; /* a namespace was forgotten: the registry may be pruned */
 
 dm_ns *dm_ns_find(const nsid_ns_id *id) {
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
@@ -136,6 +139,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
                 r = -ENOMEM;
                 goto fail;
         }
+        ns->resolver_used_us = now;
         dm_pending *p = malloc(sizeof(*p));
         if (!p) {
                 r = -ENOMEM;
@@ -192,6 +196,7 @@ void dm_result_ready(void) {
                         break;
                 }
                 case DM_RESULT_IDENTIFIER:
+                        ns->identifier_wanted = false;
                         snprintf(ns->identifier_state, sizeof(ns->identifier_state), "%s",
                                  res.text);
                         dm_log(strncmp(res.text, "failed", 6) == 0 ? LOG_WARNING : LOG_INFO, ns,
@@ -276,6 +281,8 @@ static void ns_free(dm_ns *ns) {
         dm_cache_free(ns->cache);
         nsid_proc_unref(ns->proc);
         nsid_ns_unref(ns->netns);
+        if (ns->admitted)
+                dm_quota_release(ns->owner_uid);
         free(ns);
 }
 
@@ -307,6 +314,14 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
         if (!ns->cache) {
                 ns_free(ns);
                 return NULL;
+        }
+        if (!ns->initial) {
+                r = dm_quota_classify(ns->netns, &ns->charged, &ns->owner_uid);
+                if (r < 0) {
+                        /* not told apart: charged, to an owner of its own */
+                        ns->charged = true;
+                        ns->owner_uid = (uid_t) -1;
+                }
         }
         classify(ns, info);
         return ns;
@@ -359,24 +374,49 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                         }
                         continue;
                 }
+                /* refused before (over its owner's bound): not opened again */
+                if (dm_quota_is_refused(&v[i].id, g))
+                        continue;
                 ns = ns_new(&v[i]);
                 if (!ns)
                         continue;
+                if (ns->charged) {
+                        int q = dm_quota_admit(ns->owner_uid);
+                        if (q < 0) {
+                                dm_quota_refuse(&ns->id, ns->owner_uid, g);
+                                dm_log(LOG_DEBUG, ns, "not served: %s", strerror(-q));
+                                ns_free(ns);
+                                continue;
+                        }
+                        ns->admitted = true;
+                }
                 ns->generation = g;
                 ns->next = dm_namespaces;
                 dm_namespaces = ns;
-                dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire)",
+                dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire%s)",
                        ns->is_host ? "host" : "container",
-                       ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local");
-                if (!ns->initial || dm_cfg.host_pipes)
+                       ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local",
+                       ns->charged ? ", owned by a user namespace: attached on use" : "");
+                /* A netns owned by a user namespace is attached only when a lookup of its
+                 * NFS client is routed to it (`route`): the kernel refuses rpc_pipefs and
+                 * the nfsd control fs there, even to root (doc/kernel-findings.md, "No knfsd
+                 * and no idmap pipe in a netns owned by a user namespace"), so nothing it has
+                 * needs a pipe or channel held open from the start; a netns owned by the
+                 * initial one (only root makes those) is attached at once, as its NFS client
+                 * or knfsd may start any moment. */
+                if ((!ns->initial || dm_cfg.host_pipes) && !ns->charged)
                         dm_kernel_attach(ns);
                 if (!ns->initial && dm_cfg.set_identifier) {
                         ns->resolver = dm_resolver_new(ns);
-                        if (ns->resolver)
+                        if (ns->resolver) {
+                                ns->identifier_wanted = true;
+                                ns->resolver_used_us = dm_now_us();
                                 dm_resolver_request_identifier(ns->resolver);
+                        }
                 }
         }
         nsid_netns_info_free(v, n);
+        dm_quota_sweep(g);
 
         /* Unlink every namespace this scan did not see first, free them after: ns_free()
          * fails their pending control requests, which lets a client's next buffered line
@@ -401,6 +441,8 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                 gone = ns->next;
                 dm_log(LOG_INFO, ns, "gone: forgotten (%zu cached answers dropped)",
                        dm_cache_size(ns->cache));
+                if (!ns->initial)
+                        atomic_store(&prune_wanted, true);
                 ns_free(ns);
         }
         return 0;
@@ -433,6 +475,70 @@ struct scan_job {
         size_t n;
         int r;
 };
+/* ---- pruning the identity registry ----
+ * Every netns given an identifier (set-identifier) is bound in the registry; nothing here
+ * removed a binding when its netns went, so the table grew by one row per namespace ever
+ * made, throwaway ones included. After a scan in which namespaces were forgotten, at most
+ * once a minute, the scan thread removes the bindings of namespaces that scan did not see
+ * (and, with them, the keys rows nothing uses: nsid_registry_prune()). A binding made after
+ * the scan began (its netns maybe not walked yet) is left for the next one. */
+#define PRUNE_EVERY_US (60 * 1000000ll)
+
+typedef struct prune_view {
+        const nsid_netns_info *v;
+        size_t n;
+        char boot_id[37];
+        int64_t scan_started_s; /* wall clock */
+} prune_view;
+
+static int prune_live(const nsid_registry_entry *e, void *userdata) {
+        const prune_view *pv = userdata;
+        if (!e->boot_id || strcmp(e->boot_id, pv->boot_id) != 0)
+                return 0; /* a netns of another boot */
+        if (e->last_seen >= pv->scan_started_s - 2)
+                return 1; /* bound or refreshed while the scan ran: not known to be gone */
+        for (size_t i = 0; i < pv->n; i++) {
+                if (pv->v[i].id.dev != e->netns.dev || pv->v[i].id.ino != e->netns.ino)
+                        continue;
+                nsid_ns *ns = NULL;
+                uint64_t cookie = 0;
+                int r = nsid_netns_info_open(&pv->v[i], &ns, NULL);
+                if (r >= 0)
+                        r = nsid_netns_get_cookie(ns, &cookie);
+                nsid_ns_unref(ns);
+                if (r < 0)
+                        return r == -ESRCH || r == -ENOENT || r == -ESTALE ? 0 : r;
+                return cookie == e->netns_cookie; /* else: its inode reused */
+        }
+        return 0;
+}
+
+static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_started_s) {
+        static int64_t last_us;
+        int64_t now = dm_now_us();
+        if (!dm_cfg.set_identifier || !atomic_load(&prune_wanted) ||
+            (last_us && now - last_us < PRUNE_EVERY_US))
+                return;
+        atomic_store(&prune_wanted, false);
+        last_us = now;
+        prune_view pv = { .v = v, .n = n, .scan_started_s = scan_started_s };
+        if (nsid_boot_id(pv.boot_id) < 0)
+                return;
+        char path[300];
+        snprintf(path, sizeof(path), "%s/%s", dm_cfg.state_dir, NSID_REGISTRY_FILE);
+        nsid_registry *reg = NULL;
+        if (access(path, F_OK) < 0 || nsid_registry_open(path, 0, &reg) < 0)
+                return;
+        int r = nsid_registry_prune(reg, prune_live, &pv);
+        if (r > 0)
+                dm_log(LOG_INFO, NULL, "registry: %d binding%s of network namespaces that are "
+                       "gone removed", r, r == 1 ? "" : "s");
+        else if (r < 0)
+                dm_log(LOG_WARNING, NULL, "registry %s: cannot remove the bindings of "
+                       "namespaces that are gone: %s", path, strerror(-r));
+        nsid_registry_unref(reg);
+}
+
 static pthread_t scan_thread;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t scan_cond = PTHREAD_COND_INITIALIZER;
@@ -457,7 +563,10 @@ static void *scan_main(void *arg) {
                         continue;
                 }
                 j->started_us = dm_now_us();
+                int64_t wall = (int64_t) time(NULL);
                 j->r = nsid_netns_scan(&j->v, &j->n);
+                if (j->r >= 0)
+                        registry_prune(j->v, j->n, wall);
                 dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
                 /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
                 if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
@@ -536,9 +645,18 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
                 return r;
         }
         dm_ns *ns = dm_ns_find(&id);
+        /* over its owner's bound: answered at once, without a scan of /proc each time */
+        if (!ns && dm_quota_is_refused(&id, 0)) {
+                nsid_proc_unref(p);
+                return -EUSERS;
+        }
         if (!ns) {
                 (void) dm_ns_rescan();
                 ns = dm_ns_find(&id);
+                if (!ns && dm_quota_is_refused(&id, 0)) {
+                        nsid_proc_unref(p);
+                        return -EUSERS;
+                }
         }
         /* the pid named is in that netns (its ns link said so, through its pidfd) */
         if (ns && !ns->proc && !ns->initial && nsid_proc_check_alive(p) >= 0)
@@ -555,8 +673,10 @@ void dm_ns_preload(dm_ns *ns) {
                 return; /* libnfsidmap: nothing to load */
         if (!ns->resolver)
                 ns->resolver = dm_resolver_new(ns);
-        if (ns->resolver)
+        if (ns->resolver) {
+                ns->resolver_used_us = dm_now_us();
                 dm_resolver_preload(ns->resolver);
+        }
 }
 
 void dm_ns_free_all(void) {
@@ -566,10 +686,32 @@ void dm_ns_free_all(void) {
                 dm_namespaces = ns->next;
                 ns_free(ns);
         }
+        dm_quota_free_all();
+}
+
+/* A resolver thread per namespace lived as long as its namespace: one per netns ever given an
+ * identifier or asked anything, so any user could make the daemon hold a thread (256 KiB of
+ * stack, a task) per namespace it made. One with nothing to do -- no request pending, no
+ * cached answer to keep current (dm_ns_periodic's passwd/group checks), no identifier to set
+ * -- for idle-thread-timeout is ended; the next request makes a new one (which loads the
+ * container's files again, as after a context change). Returns how many were ended. */
+static unsigned reap_idle_resolvers(int64_t now_us) {
+        int64_t idle = (int64_t) dm_cfg.idle_thread_timeout * 1000000;
+        unsigned n = 0;
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+                if (!ns->resolver || ns->pending || ns->identifier_wanted ||
+                    dm_cache_size(ns->cache) > 0 || now_us - ns->resolver_used_us < idle ||
+                    (ns->last_request_us && now_us - ns->last_request_us < idle))
+                        continue;
+                dm_resolver_release(ns->resolver);
+                ns->resolver = NULL;
+                n++;
+        }
+        return n;
 }
 
 void dm_ns_periodic(int64_t now_us) {
-        static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0;
+        static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0, next_reap = 0;
         if (now_us >= next_rescan) {
                 next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
                 dm_ns_rescan_async();
@@ -593,6 +735,13 @@ void dm_ns_periodic(int64_t now_us) {
                 next_expire = now_us + 30 * 1000000ll;
                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                         (void) dm_cache_expire(ns->cache, now_us);
+        }
+        if (now_us >= next_reap) {
+                next_reap = now_us + 5 * 1000000ll;
+                unsigned n = reap_idle_resolvers(now_us);
+                if (n)
+                        dm_log(LOG_DEBUG, NULL, "%u idle resolver thread%s ended", n,
+                               n == 1 ? "" : "s");
         }
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 if (ns->next_attach_us && now_us >= ns->next_attach_us &&

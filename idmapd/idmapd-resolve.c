@@ -469,6 +469,10 @@ static void resolver_unref(dm_resolver *r) {
  * so that none is cut off mid-work (its OpenSSL thread state then shows up as leaked). */
 static atomic_int live_threads;
 
+int dm_resolver_live_threads(void) {
+        return atomic_load(&live_threads);
+}
+
 void dm_resolver_wait_all(int timeout_ms) {
         for (int waited = 0; atomic_load(&live_threads) > 0 && waited < timeout_ms; waited += 10)
                 (void) usleep(10 * 1000);

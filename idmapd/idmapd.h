@@ -32,6 +32,9 @@ typedef struct dm_config {
         bool isolate_keys;           /* invalidate namespace-specific id_legacy keys */
         bool set_identifier;         /* give new netns an NFS client identifier */
         bool host_pipes;             /* also serve the host netns's pipes and channels */
+        unsigned max_netns_per_owner;    /* netns in user namespaces of one host uid */
+        unsigned max_netns_unprivileged; /* netns in user namespaces, all owners */
+        unsigned idle_thread_timeout;    /* s, an idle namespace's resolver thread ends */
         char idmapd_conf[256];       /* host libnfsidmap configuration */
         char socket_path[256];
         char state_dir[256];         /* host secret and registry (identifier setting) */
@@ -122,6 +125,11 @@ struct dm_ns {
         dm_view kernel_view;  /* ids the kernel uses for this netns's pipes and channels */
         dm_view channel_view; /* ids on knfsd's channels (dm_kernel_views; kernel_view: pipes) */
         char label[160];      /* "netns:[ino] pid 123 (comm)" for log lines */
+        bool charged;         /* owned by a user namespace: counted against owner_uid */
+        bool admitted;        /* counted (dm_quota_admit), to release when forgotten */
+        uid_t owner_uid;      /* host uid owning that user namespace */
+        bool identifier_wanted; /* asked of the resolver, no answer yet */
+        int64_t resolver_used_us; /* the resolver last created or given work */
         unsigned generation;  /* last scan that saw it */
         dm_cache *cache;
         dm_resolver *resolver;
@@ -202,6 +210,8 @@ int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a);
 void dm_resolver_release(dm_resolver *r);
 /* Wait (at most timeout_ms) until every resolver thread has stopped. */
 void dm_resolver_wait_all(int timeout_ms);
+/* Resolver threads alive now (status). */
+int dm_resolver_live_threads(void);
 /* For status: the domain, users and groups loaded, the passwd/group checks made, the load
  * error */
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
@@ -270,6 +280,28 @@ void dm_ns_periodic(int64_t now_us);
 /* A pending record was completed or abandoned by its origin (client gone). */
 void dm_pending_drop_client(dm_client *c);
 void dm_pending_drop_pipe(dm_pipe *p);
+
+/* ---- bounds on namespaces owned by user namespaces (idmapd-quota.c) ---- */
+/* Whether netns is owned by a user namespace other than the initial one (*ret_charged), and
+ * the host uid owning that user namespace. 0 or -errno. */
+int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, uid_t *ret_uid);
+/* Count one more kept netns of uid: 0, or -EUSERS (max-netns-per-owner) / -ENOSPC
+ * (max-netns-unprivileged) when it must not be kept (logged once per owner). */
+int dm_quota_admit(uid_t uid);
+void dm_quota_release(uid_t uid);
+/* Remember a refused netns (no fd held); true when id is one (generation: the scan that saw
+ * it again, 0 for none). dm_quota_sweep() forgets those the scan did not see. */
+void dm_quota_refuse(const nsid_ns_id *id, uid_t uid, unsigned generation);
+bool dm_quota_is_refused(const nsid_ns_id *id, unsigned generation);
+void dm_quota_sweep(unsigned generation);
+typedef struct dm_quota_stats {
+        unsigned kept;          /* charged namespaces kept */
+        size_t refused_now;     /* remembered refusals */
+        uint64_t refused_total; /* refusals since start */
+        size_t owners;
+} dm_quota_stats;
+void dm_quota_get_stats(dm_quota_stats *ret);
+void dm_quota_free_all(void);
 
 /* ---- control socket (idmapd-ctl.c) ---- */
 int dm_ctl_listen(const char *path);

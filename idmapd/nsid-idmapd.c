@@ -18,6 +18,7 @@
 #include <sys/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/inotify.h>
 #include <linux/securebits.h>
 #include <sys/signalfd.h>
@@ -116,6 +117,9 @@ static int load_config(void) {
                 .isolate_keys = true,
                 .set_identifier = true,
                 .host_pipes = true,
+                .max_netns_per_owner = 64,
+                .max_netns_unprivileged = 1024,
+                .idle_thread_timeout = 60,
                 .idmapd_conf = "/etc/idmapd.conf",
                 .state_dir = NSID_STATE_DIR,
         };
@@ -128,6 +132,9 @@ static int load_config(void) {
                 { "request-timeout-ms", &c.request_timeout_ms },
                 { "rescan-interval", &c.rescan_interval },
                 { "refresh-interval", &c.refresh_interval },
+                { "max-netns-per-owner", &c.max_netns_per_owner },
+                { "max-netns-unprivileged", &c.max_netns_unprivileged },
+                { "idle-thread-timeout", &c.idle_thread_timeout },
         };
         const struct {
                 const char *key;
@@ -313,6 +320,27 @@ static void watch_netns_dir(void) {
                 dm_netns_dir_wd = inotify_add_watch(ifd, "/run", IN_CREATE | IN_ONLYDIR);
 }
 
+/* Descriptors: the soft limit raised to the hard one (the unit's LimitNOFILE=; a daemon
+ * started by hand keeps the shell's hard limit), and a warning when the namespace bounds
+ * could use more than that. A netns kept costs 3 (netns, pidfd, /proc dir), 3 more once
+ * attached (rpc_pipefs, knfsd's 2 channels) and 1 per NFS client pipe. */
+static void raise_nofile(void) {
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        if (rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+                (void) getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        uint64_t need = (uint64_t) dm_cfg.max_netns_unprivileged * 3 + 256;
+        if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur)
+                dm_log(LOG_WARNING, NULL, "max-netns-unprivileged = %u may need %" PRIu64
+                       " descriptors, more than the limit of %" PRIu64 " (LimitNOFILE=): lower "
+                       "it, or raise the limit", dm_cfg.max_netns_unprivileged, need,
+                       (uint64_t) rl.rlim_cur);
+}
+
 static void help(void) {
         printf("Usage: nsid-idmapd [-f] [-v] [--config=PATH] [--socket=PATH]\n"
                "       nsid-idmapd --status [--json] [--socket=PATH]\n"
@@ -420,6 +448,7 @@ int main(int argc, char **argv) {
         }
         if (load_config() < 0)
                 return 1;
+        raise_nofile();
 
         /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
          * their own children) */

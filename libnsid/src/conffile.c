@@ -212,6 +212,14 @@ static const nsid_conf_key keys[] = {
           "give newly found network namespaces an NFS client identifier" },
         { "idmapd", "host-pipes", NSID_CONF_TYPE_BOOL, "yes", 0, 0, NULL, "nsid-idmapd",
           "also serve the initial namespace's idmap pipes and knfsd channels" },
+        { "idmapd", "max-netns-per-owner", NSID_CONF_TYPE_UINT, "64", 0, 1000000, NULL,
+          "nsid-idmapd", "network namespaces owned by user namespaces of one host user that are "
+          "served at once" },
+        { "idmapd", "max-netns-unprivileged", NSID_CONF_TYPE_UINT, "1024", 0, 1000000, NULL,
+          "nsid-idmapd", "network namespaces owned by user namespaces (any owner) that are "
+          "served at once" },
+        { "idmapd", "idle-thread-timeout", NSID_CONF_TYPE_UINT, "60", 1, 86400, "s",
+          "nsid-idmapd", "how long an idle namespace's resolver thread is kept" },
         { "idmapd", "idmapd-conf", NSID_CONF_TYPE_PATH, "/etc/idmapd.conf", 0, 0, NULL,
           "nsid-idmapd", "the host's libnfsidmap configuration" },
         { "idmapd", "state-dir", NSID_CONF_TYPE_PATH, NSID_STATE_DIR, 0, 0, NULL, "nsid-idmapd",

@@ -187,6 +187,19 @@ _public_ int nsid_ns_get_userns(const nsid_ns *ns, nsid_ns **ret) {
         return ns_new_take_fd(fd, NSID_NS_USER, ret);
 }
 
+_public_ int nsid_ns_get_owner_uid(const nsid_ns *userns, uid_t *ret) {
+        uid_t uid;
+        assert_return(userns, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(userns->type == NSID_NS_USER, -EINVAL);
+
+        if (ioctl(userns->fd, NS_GET_OWNER_UID, &uid) < 0)
+                return log_debug_errno(errno, "cannot get the owner of user:[%llu]: %s",
+                                       (unsigned long long) userns->id.ino, strerror(errno));
+        *ret = uid;
+        return 0;
+}
+
 /* Inode numbers the kernel reserves for its initial namespaces (include/linux/proc_ns.h).
  * Dynamic inode numbers start at 0xF0000000, so no other namespace can have these. Before
  * Linux 6.x the initial net and mnt namespaces had dynamic numbers: 0 = unknown. */

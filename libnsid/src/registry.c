@@ -1074,5 +1074,12 @@ _public_ int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, v
                 e = 0;
         }
         nsid_registry_entries_free(v, n);
+        if (e < 0)
+                return e;
+        /* keys: a key's identity is recorded while a binding uses it, and goes with the last
+         * one. Nothing reads it back to hand out an identity (a key derives the same one
+         * again); without this, every key ever seen stayed, one row per throwaway namespace. */
+        e = exec(r, "DELETE FROM keys WHERE NOT EXISTS (SELECT 1 FROM bindings b"
+                    " WHERE b.app = keys.app AND b.key = keys.key)");
         return e < 0 ? e : pruned;
 }

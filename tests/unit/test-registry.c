@@ -89,6 +89,23 @@ static void test_open_creates(void **state) {
         r = nsid_registry_unref(r);
 }
 
+/* Rows of a table, counted with SQLite itself. */
+static int table_rows(const char *table) {
+        char q[64];
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        int n;
+
+        snprintf(q, sizeof(q), "SELECT count(*) FROM %s", table);
+        assert_int_equal(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+}
+
 static void test_bind_lookup(void **state) {
         nsid_registry *r = NULL;
         nsid_registry_entry e = mk(ID_A, "web", 100, 7), got = {}, conflict = {};
@@ -184,8 +201,12 @@ static void test_identity_conflict(void **state) {
         /* prune drops what the callback says is gone */
         live_value = 1;
         assert_int_equal(nsid_registry_prune(r, fake_live, NULL), 0);
+        assert_true(table_rows("keys") >= 1); /* the keys of the bindings made above */
         live_value = 0;
         assert_int_equal(nsid_registry_prune(r, fake_live, NULL), 1);
+        /* ... and the keys rows no binding uses any more go with it */
+        assert_int_equal(table_rows("bindings"), 0);
+        assert_int_equal(table_rows("keys"), 0);
         nsid_registry_unref(r);
 }
 

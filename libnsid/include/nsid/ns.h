@@ -77,6 +77,10 @@ int nsid_ns_equal(const nsid_ns *a, const nsid_ns *b);
 /* The user namespace owning ns (NS_GET_USERNS). -EPERM when it is outside the caller's
  * scope. */
 NSID_API_WARN_UNUSED int nsid_ns_get_userns(const nsid_ns *ns, nsid_ns **ret);
+/* The uid that created the user namespace userns (NS_GET_OWNER_UID), as the caller's user
+ * namespace sees it: for a daemon in the initial one, the host uid, also for a user namespace
+ * nested in another (its creator's host uid). -EINVAL when userns is not a user namespace. */
+NSID_API_WARN_UNUSED int nsid_ns_get_owner_uid(const nsid_ns *userns, uid_t *ret);
 /* Whether ns is the initial namespace of its type (compared with PID 1's as seen through
  * /proc/1/ns; 1 yes, 0 no). */
 int nsid_ns_is_initial(const nsid_ns *ns);

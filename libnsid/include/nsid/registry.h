@@ -158,7 +158,8 @@ NSID_API_WARN_UNUSED int nsid_registry_bind(nsid_registry *r, const nsid_registr
 /* Remove the binding of (app, netns) if it carries this identity. 0, or -ENOENT. */
 int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_ns_id *netns,
                          const char *identity);
-/* Remove every binding whose netns is gone (live decides as above). Returns how many. */
+/* Remove every binding whose netns is gone (live decides as above), then every keys row no
+ * binding uses any more. Returns how many bindings were removed. */
 int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, void *userdata);
 
 #ifdef __cplusplus
