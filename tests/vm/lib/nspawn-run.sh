@@ -1,0 +1,39 @@
+#!/bin/bash
+# nspawn-run.sh MODE NAME IP SERVER: the command of a lab systemd-nspawn container
+# (tests/vm/lib/nspawn.sh), run inside it by bash. It brings its network up (host0 from
+# --network-bridge, or eth0 in a netns given with --network-namespace-path), then mounts the
+# server's export:
+#   at-once  at once, as a container whose first act is the mount
+#   online   after "network-online": its address is up and the server answers on port 2049
+#            (what network-online.target gives a container that runs systemd-networkd)
+#   go       after network-online (then it prints "nsid-run: online"), once the host
+#            creates /shared/NAME.go
+#   wait-id  after its identifier is set (at most 30 s), as a container would that cannot
+#            know when the host sets it (the fix for a container that mounts at once)
+# It writes "mount-rc=N id=ID ms=T" to /shared/NAME.result (ID: its identifier just before
+# the mount; T: ms from its start to the mount), holds the mount until /shared/NAME.stop
+# exists (at most 120 s), writes its identifier then to /shared/NAME.end, unmounts and exits.
+mode=$1 name=$2 ip=$3 srv=$4
+t0=${EPOCHREALTIME/./}
+ms() { local t=${EPOCHREALTIME/./}; echo $(( (t - t0) / 1000 )); }
+dev=host0; [ -e /sys/class/net/host0 ] || dev=eth0
+ip link set lo up && ip addr add "$ip/24" dev "$dev" && ip link set "$dev" up ||
+  { echo "mount-rc=net id= ms=$(ms)" > "/shared/$name.result"; exit 1; }
+online() { local i; for i in $(seq 1 300); do (: <"/dev/tcp/$srv/2049") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+case $mode in
+  at-once) ;;
+  online) online ;;
+  go) online; echo "nsid-run: online"; for i in $(seq 1 1200); do [ -e "/shared/$name.go" ] && break; sleep 0.1; done ;;
+  wait-id) for i in $(seq 1 300); do
+             id=$(cat /sys/fs/nfs/net/nfs_client/identifier 2>/dev/null)
+             [ -n "$id" ] && [ "$id" != "(null)" ] && break; sleep 0.1
+           done ;;
+esac
+id=$(cat /sys/fs/nfs/net/nfs_client/identifier 2>/dev/null)
+t=$(ms)
+mount -t nfs4 -o vers=4.2,retrans=2,timeo=50 "$srv:/" /mnt/nfs
+echo "mount-rc=$? id=$id ms=$t" > "/shared/$name.result"
+for i in $(seq 1 1200); do [ -e "/shared/$name.stop" ] && break; sleep 0.1; done
+cat /sys/fs/nfs/net/nfs_client/identifier > "/shared/$name.end" 2>/dev/null
+umount /mnt/nfs
+exit 0
