@@ -18,7 +18,8 @@
 #   lxc_mount NAME [OPTS]          mount -t nfs4 the lab's export at /mnt/nfs, from inside
 #   lxc_identifier NAME            /sys/fs/nfs/net/nfs_client/identifier as the container
 #                                  sees it (its own sysfs, mounted by LXC in its netns)
-#   lxc_gone NAME                  lxc-stop -k and lxc-destroy (the rootfs goes with it)
+#   lxc_gone NAME                  unmount its NFS (as an init would), lxc-stop -k, lxc-destroy
+#                                  (the rootfs goes with it)
 LXC_P=${LXC_P:-/run/nsid-lab/lxc}
 LXC_HOOK=${LXC_HOOK:-/usr/share/lxc/hooks/nsid-uniquifier}
 
@@ -93,6 +94,9 @@ lxc_mount() {
 }
 lxc_identifier() { lxc_exec "$1" cat /sys/fs/nfs/net/nfs_client/identifier; }
 lxc_gone() {
+  # a real init unmounts remote file systems before it stops; LXC removes the veth when the
+  # init dies, and an NFS client still mounted then waits minutes for its server (seen: 370 s)
+  lxc_exec "$1" umount -a -t nfs4 2>/dev/null
   lxc-stop -n "$1" -P "$LXC_P" -k 2>/dev/null
   lxc-wait -n "$1" -P "$LXC_P" -s STOPPED -t 30 || return 1
   lxc-destroy -n "$1" -P "$LXC_P"

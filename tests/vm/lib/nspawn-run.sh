@@ -19,21 +19,24 @@ ms() { local t=${EPOCHREALTIME/./}; echo $(( (t - t0) / 1000 )); }
 dev=host0; [ -e /sys/class/net/host0 ] || dev=eth0
 ip link set lo up && ip addr add "$ip/24" dev "$dev" && ip link set "$dev" up ||
   { echo "mount-rc=net id= ms=$(ms)" > "/shared/$name.result"; exit 1; }
-online() { local i; for i in $(seq 1 300); do (: <"/dev/tcp/$srv/2049") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+# (bash builtins in the loops, bounded by time: a fork costs 100s of ms under the lab's TCG)
+online() {
+  local end=$((EPOCHSECONDS + 30))
+  until (: <"/dev/tcp/$srv/2049") 2>/dev/null; do [ "$EPOCHSECONDS" -ge "$end" ] && return 1; sleep 0.1; done
+}
+ident() { id=""; read -r id < /sys/fs/nfs/net/nfs_client/identifier 2>/dev/null; [ "$id" = "(null)" ] && id=""; }
 case $mode in
   at-once) ;;
   online) online ;;
-  go) online; echo "nsid-run: online"; for i in $(seq 1 1200); do [ -e "/shared/$name.go" ] && break; sleep 0.1; done ;;
-  wait-id) for i in $(seq 1 300); do
-             id=$(cat /sys/fs/nfs/net/nfs_client/identifier 2>/dev/null)
-             [ -n "$id" ] && [ "$id" != "(null)" ] && break; sleep 0.1
-           done ;;
+  go) online; echo "nsid-run: online"
+      end=$((EPOCHSECONDS + 120)); until [ -e "/shared/$name.go" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; done ;;
+  wait-id) end=$((EPOCHSECONDS + 30)); ident; until [ -n "$id" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; ident; done ;;
 esac
-id=$(cat /sys/fs/nfs/net/nfs_client/identifier 2>/dev/null)
+ident
 t=$(ms)
 mount -t nfs4 -o vers=4.2,retrans=2,timeo=50 "$srv:/" /mnt/nfs
 echo "mount-rc=$? id=$id ms=$t" > "/shared/$name.result"
-for i in $(seq 1 1200); do [ -e "/shared/$name.stop" ] && break; sleep 0.1; done
-cat /sys/fs/nfs/net/nfs_client/identifier > "/shared/$name.end" 2>/dev/null
+end=$((EPOCHSECONDS + 120)); until [ -e "/shared/$name.stop" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; done
+ident; echo "$id" > "/shared/$name.end"
 umount /mnt/nfs
 exit 0
