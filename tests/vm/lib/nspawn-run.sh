@@ -12,7 +12,7 @@
 #            know when the host sets it (the fix for a container that mounts at once)
 # It writes "mount-rc=N id=ID ms=T" to /shared/NAME.result (ID: its identifier just before
 # the mount; T: ms from its start to the mount), holds the mount until /shared/NAME.stop
-# exists (at most 120 s), writes its identifier then to /shared/NAME.end, unmounts and exits.
+# exists (at most 120 s), unmounts and exits.
 mode=$1 name=$2 ip=$3 srv=$4
 t0=${EPOCHREALTIME/./}
 ms() { local t=${EPOCHREALTIME/./}; echo $(( (t - t0) / 1000 )); }
@@ -37,6 +37,6 @@ t=$(ms)
 mount -t nfs4 -o vers=4.2,retrans=2,timeo=50 "$srv:/" /mnt/nfs
 echo "mount-rc=$? id=$id ms=$t" > "/shared/$name.result"
 end=$((EPOCHSECONDS + 120)); until [ -e "/shared/$name.stop" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; done
-ident; echo "$id" > "/shared/$name.end"
+
 umount /mnt/nfs
 exit 0
