@@ -10,8 +10,9 @@
 #            creates /shared/NAME.go
 #   wait-id  after its identifier is set (at most 30 s), as a container would that cannot
 #            know when the host sets it (the fix for a container that mounts at once)
-# It writes "mount-rc=N id=ID ms=T" to /shared/NAME.result (ID: its identifier just before
-# the mount; T: ms from its start to the mount), holds the mount until /shared/NAME.stop
+# It writes "mount-rc=N id=ID at=A ms=T" to /shared/NAME.result (ID: its identifier just
+# before the mount, when it can see it; A: the clock in ms then; T: ms from its start to the
+# mount), holds the mount until /shared/NAME.stop
 # exists (at most 120 s), unmounts and exits.
 mode=$1 name=$2 ip=$3 srv=$4
 t0=${EPOCHREALTIME/./}
@@ -33,9 +34,9 @@ case $mode in
   wait-id) end=$((EPOCHSECONDS + 30)); ident; until [ -n "$id" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; ident; done ;;
 esac
 ident
-t=$(ms)
+t=$(ms) at=${EPOCHREALTIME/./}
 mount -t nfs4 -o vers=4.2,retrans=2,timeo=50 "$srv:/" /mnt/nfs
-echo "mount-rc=$? id=$id ms=$t" > "/shared/$name.result"
+echo "mount-rc=$? id=$id at=$((at / 1000)) ms=$t" > "/shared/$name.result"
 end=$((EPOCHSECONDS + 120)); until [ -e "/shared/$name.stop" ] || [ "$EPOCHSECONDS" -ge "$end" ]; do sleep 0.1; done
 
 umount /mnt/nfs

@@ -57,6 +57,8 @@ has_uniquifier() { [[ $1 =~ ^Linux\ NFSv4\.[0-9]\ [0-9a-f]{32}/app$ ]]; }
 shared_name() { [ "$1" = "Linux NFSv4.2 app" ]; }
 fired_more_than() { [ "$(udevd_fired)" -gt "$1" ]; }
 
+# ms from nspawn's start to the mount of the last run (the container's "at=", same clock)
+mount_ms() { local a=${RUN_RESULT#*at=}; a=${a%% *}; echo $((a - RUN_T0)); }
 # one_run NAME MODE [NETNS]: start, wait for the mount, record what the server calls it;
 # sets RUN_NAME, RUN_RESULT, RUN_IP, RUN_END (the container's identifier as it sees it once
 # set, or after 20 s, before it stops),
@@ -67,7 +69,7 @@ one_run() {
   next_ip; RUN_IP=$NEXT_IP
   RUN_NAME="" RUN_RESULT="" RUN_END="" RUN_REC=-
   n0=$({ wc -l < "$LOGS/systemd-run.log"; } 2>/dev/null || echo 0)
-  t0=$(lab_ms)
+  t0=$(lab_ms); RUN_T0=$t0
   nspawn_run "$1" "$RUN_IP" "$2" "${3:-}" || return 1
   RUN_RESULT=$(nspawn_result "$1") || { nspawn_stop "$1"; return 1; }
   case $RUN_RESULT in mount-rc=0\ *) ;; *) echo "$1: $RUN_RESULT" >&2; nspawn_stop "$1"; return 1 ;; esac
@@ -102,9 +104,9 @@ for i in $(seq 1 "$oruns"); do
   fired_more_than "$n0" && fired=$((fired + 1))
   has_uniquifier "$RUN_NAME" && first=$((first + 1))
   [[ $RUN_END =~ ^[0-9a-f]{32}$ ]] && ended=$((ended + 1))
-  ms+=" ${RUN_RESULT##*ms=}"; rec+=" $RUN_REC"
+  ms+=" $(mount_ms)"; rec+=" $RUN_REC"
 done
-finding nspawn-online "a container that mounts after network-online: the identifier was set first in $first of $oruns runs (the rule fired in $fired; ms from its start to the mount:$ms; ms from nspawn's start to the end of the reconcile the rule ran:$rec)"
+finding nspawn-online "a container that mounts after network-online: the identifier was set first in $first of $oruns runs (the rule fired in $fired; ms from nspawn's start to the mount:$ms; ms from nspawn's start to the end of the reconcile the rule ran:$rec)"
 if kernel_at_least 6 12; then
   check_eq "6.12: the rule fired for each one's netns" "$oruns" "$fired"
   check_eq "6.12: the reconcile it ran set each one's identifier (read inside, 20 s at most)" "$oruns" "$ended"
@@ -120,12 +122,12 @@ for i in $(seq 1 "$runs"); do
   if ! one_run "ao$i" at-once; then other=$((other + 1)); continue; fi
   # the rule's reconcile has run by the time the container stopped (or it never will)
   fired_more_than "$n0" && fired=$((fired + 1))
-  ms+=" ${RUN_RESULT##*ms=}"; rec+=" $RUN_REC"
+  ms+=" $(mount_ms)"; rec+=" $RUN_REC"
   if has_uniquifier "$RUN_NAME"; then lost=$((lost + 1))
   elif shared_name "$RUN_NAME"; then wins=$((wins + 1))
   else other=$((other + 1)); note "ao$i: unexpected server name \"$RUN_NAME\" ($RUN_RESULT)"; fi
 done
-finding nspawn-race "a container that mounts at once: the mount won the race against the identifier in $wins of $runs runs (identifier first: $lost; the rule fired in $fired runs; ms from the container's start to its mount:$ms; ms from nspawn's start to the end of the reconcile the rule ran:$rec)"
+finding nspawn-race "a container that mounts at once: the mount won the race against the identifier in $wins of $runs runs (identifier first: $lost; the rule fired in $fired runs; ms from nspawn's start to the mount:$ms; ms from nspawn's start to the end of the reconcile the rule ran:$rec)"
 check_eq "every at-once run mounted and was named by the server" 0 "$other"
 if kernel_at_least 6 12; then
   check_eq "6.12: the rule fired for every at-once container's netns" "$runs" "$fired"
