@@ -138,8 +138,10 @@ fi
 # ---- inside the container ------------------------------------------------------------------
 # A container cannot wait for its identifier: nspawn mounts a tmpfs over /sys/fs, so
 # /sys/fs/nfs is not there for it (unless it mounts a sysfs of its own).
-check "inside an nspawn container /sys/fs/nfs is hidden" \
-  sh -c "! systemd-nspawn --quiet --console=pipe --register=no --keep-unit -D '$NSPAWN_D/on1' --private-network --bind-ro=/usr /usr/bin/test -e /sys/fs/nfs/net/nfs_client/identifier </dev/null"
+check "inside an nspawn container /sys is there, /sys/fs/nfs is hidden" \
+  systemd-nspawn --quiet --console=pipe --register=no --keep-unit -D "$NSPAWN_D/on1" \
+    --private-network --bind-ro=/usr /usr/bin/bash -c \
+    'test -e /sys/class/net/lo && ! test -e /sys/fs/nfs/net/nfs_client/identifier' </dev/null
 
 # ---- the timer path --------------------------------------------------------------------------
 exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
@@ -174,23 +176,31 @@ fi
 nspawn_stop tm1; nspawn_stop tg1
 
 # ---- the host-side fix: the netns first, then nspawn into it -----------------------------------
+# The netns's network is set up from the host: nspawn gives its container CAP_NET_ADMIN only
+# for a network it made itself (with --network-namespace-path the container's own
+# `ip addr add` failed: the first run said mount-rc=net).
 mk_netns() { # name ip
   ip netns add "$1" && ip link add "v$1" type veth peer name eth0 netns "$1" &&
     ip link set "v$1" master "$LAB_BRIDGE" up &&
+    ip -n "$1" link set lo up && ip -n "$1" addr add "$2/24" dev eth0 && ip -n "$1" link set eth0 up &&
     /usr/sbin/nsid-uniquifier set --netns "/run/netns/$1" --key "$1"
 }
+nspawn_mounted() { nspawn_result "$1" | grep -q '^mount-rc=0 '; }
+srv_state() { echo "nfsd $(mountpoint -q /proc/fs/nfsd && echo mounted || echo NOT-mounted), $(ls /proc/fs/nfsd/clients 2>/dev/null | wc -l) client dirs, threads $(cat /proc/fs/nfsd/threads 2>/dev/null)"; }
+note "before the netns-first part: $(srv_state)"
 declare -A fip
 for n in f1 f2 f3; do
-  check "$n: ip netns add, veth on labbr0, nsid-uniquifier set --key $n" mk_netns "$n"
+  next_ip; fip[$n]=$NEXT_IP
+  check "$n: ip netns add, veth on labbr0, its address, nsid-uniquifier set --key $n" mk_netns "$n" "${fip[$n]}"
 done
 for n in f1 f2 f3; do
-  next_ip; fip[$n]=$NEXT_IP
   nspawn_run "$n" "${fip[$n]}" at-once "/run/netns/$n"
 done
 for n in f1 f2 f3; do
-  check "$n (--network-namespace-path, mounts at once) mounted" nspawn_result "$n"
+  check "$n (--network-namespace-path, mounts at once) mounted" nspawn_mounted "$n"
 done
-note "server: $(nfs_server_clients | tr '\n' ';')"
+note "after the f mounts: $(srv_state); server: $(nfs_server_clients | tr '\n' ';')"
+note "f1's result: $(cat "$NSPAWN_D/shared/f1.result"); its mounts: $(nsenter -t "$(head -n1 /sys/fs/cgroup/nspawn-f1/payload/cgroup.procs)" -m grep nfs /proc/self/mountinfo | tr '\n' ';')"
 check_eq "the server lists 3 confirmed clients for f1..f3" 3 \
   "$(for n in f1 f2 f3; do client_name_of "${fip[$n]}"; done | grep -c .)"
 for n in f1 f2 f3; do
