@@ -435,7 +435,7 @@ static void help(void) {
                "  set [--pid PID | --netns PATH] [--key K | --container-id ID] [--force]\n"
                "      [--dry-run] [--replace-key]   set one netns (default: our own)\n"
                "  oci-hook [--no-annotation-key]    OCI createRuntime hook (state JSON on stdin)\n"
-               "  lxc-hook                          LXC start-host hook (LXC_PID, LXC_NAME)\n"
+               "  lxc-hook [--no-name-key]          LXC start-host hook (LXC_PID, LXC_NAME)\n"
                "  reconcile [--include-host]        set every netns whose identifier is unset\n"
                "  list                              show every netns, change nothing\n"
                "  check                             like list; exit %d on duplicates or unset\n"
@@ -623,7 +623,7 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
                  * host's NFS identity. Refuse, so the runtime does not start it. */
                 nsid_registry_entry e = {};
                 if ((res.id_flags & NSID_IDENTITY_KEPT_EXISTING) &&
-                    lookup_binding(c.reg, netns, &e) >= 0 && e.pid == pid && e.key &&
+                    lookup_binding(c.reg, netns, &e) >= 0 && e.pid == pid && e.key && key &&
                     strcmp(e.key, key) != 0) {
                         res.state = ST_FAILED;
                         res.error = -EADDRINUSE;
@@ -742,12 +742,22 @@ static int cmd_oci_hook(int argc, char **argv) {
 
 static int cmd_lxc_hook(int argc, char **argv) {
         const char *spid = getenv("LXC_PID"), *name = getenv("LXC_NAME");
+        bool name_key = true;
         pid_t pid;
 
-        /* LXC passes "NAME lxc start-host" as arguments; the environment is what counts. */
-        if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-                help();
-                return EXIT_OK;
+        /* Options come first: they are the ones written after the hook's path in the
+         * container's config (LXC runs the line through a shell). LXC then appends "NAME lxc
+         * start-host" (lxc.hook.version 0) or nothing (1); the environment is what counts. */
+        for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
+                if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+                        help();
+                        return EXIT_OK;
+                } else if (strcmp(argv[i], "--no-name-key") == 0)
+                        name_key = false;
+                else {
+                        errorf("lxc-hook: unknown option '%s'", argv[i]);
+                        return EXIT_USAGE;
+                }
         }
         if (!name || nsid_key_validate(name) < 0) {
                 errorf("lxc-hook: LXC_NAME missing or invalid (run as lxc.hook.start-host)");
@@ -757,6 +767,11 @@ static int cmd_lxc_hook(int argc, char **argv) {
                 errorf("lxc-hook: container %s: LXC_PID missing or invalid", name);
                 return EXIT_FAIL;
         }
+        /* --no-name-key: the name is whoever created the container's choice, as an
+         * annotation is; ignored, the key is the one `set` picks without --key (the
+         * container's own /etc/machine-id, else random for the namespace's lifetime). */
+        if (!name_key)
+                return hook_set(pid, NULL, NSID_KEY_AUTO, name, "container");
         return hook_set(pid, name, NSID_KEY_CONTAINER_ID, name, "container");
 }
 

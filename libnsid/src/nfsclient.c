@@ -149,6 +149,46 @@ static int write_identifier(int sysfd, const struct child_args *a) {
         return r;
 }
 
+/* Set the superblock of the sysfs instance behind sysfd read-only or read-write.
+ * A netns has one sysfs superblock, shared by every sysfs mount of it: a runtime that mounted
+ * its container's /sys read-only with MS_RDONLY (systemd-nspawn does) made that superblock
+ * read-only, and our private instance is the same superblock, so the write fails with EROFS.
+ * The runtime's mount stays read-only on its own (MNT_READONLY) while we flip the superblock. */
+static int sysfs_set_rw(int sysfd, bool rw) {
+        int fs, r = 0;
+
+        fs = (int) syscall(SYS_fspick, sysfd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+        if (fs >= 0) {
+                if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, rw ? "rw" : "ro", NULL, 0) < 0 ||
+                    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0)
+                        r = negative_errno();
+                safe_close(fs);
+                return r;
+        }
+        if (errno != ENOSYS)
+                return negative_errno();
+        /* before 5.2: our sysfs is mounted over /sys in a mount namespace of our own */
+        if (mount(NULL, "/sys", NULL,
+                  MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC | (rw ? 0 : MS_RDONLY), NULL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Write; on a read-only superblock (see sysfs_set_rw), make it writable for the write only. */
+static int write_identifier_rw(int sysfd, const struct child_args *a) {
+        int r, r2;
+
+        r = write_identifier(sysfd, a);
+        if (r != -EROFS || a->test_dir)
+                return r;
+        r = sysfs_set_rw(sysfd, true);
+        if (r < 0)
+                return -EROFS;
+        r = write_identifier(sysfd, a);
+        r2 = sysfs_set_rw(sysfd, false);
+        return r < 0 ? r : r2;
+}
+
 static int reply(int fd, char code, const char *previous) {
         char buf[REPLY_MAX];
         int len = snprintf(buf, sizeof(buf), "%c %s\n", code, previous);
@@ -190,7 +230,7 @@ static int child_main(int reply_fd, void *userdata) {
                 r = reply(reply_fd, 'D', cur);
                 goto out;
         }
-        r = write_identifier(sysfd, a);
+        r = write_identifier_rw(sysfd, a);
         if (r < 0)
                 goto out;
         r = read_identifier(sysfd, a, back, sizeof(back));

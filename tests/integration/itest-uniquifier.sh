@@ -317,6 +317,13 @@ LXC_NAME=x "$U" -q lxc-hook 2>/dev/null
 check "lxc-hook: missing LXC_PID fails" [ $? = 1 ]
 LXC_PID=1 LXC_NAME=x "$U" -q lxc-hook 2>/dev/null
 check "lxc-hook: LXC_PID=1 fails" [ $? = 1 ]
+# the hook line "nsid-uniquifier --no-name-key": LXC appends NAME lxc start-host
+l2=$(hold)
+out=$(LXC_PID=$l2 LXC_NAME=lxc-web "$U" lxc-hook --no-name-key lxc-web lxc start-host); rc=$?
+check "lxc-hook --no-name-key: exit 0, the name is not the key" \
+    [ "$rc" = 0 -a "${out#* }" != "container-id set" -a "${out%% *}" != "$exp" ]
+LXC_PID=$l2 LXC_NAME=lxc-web "$U" -q lxc-hook --no-such-option lxc-web lxc start-host 2>/dev/null
+check "lxc-hook: an unknown option is a usage error" [ $? = 2 ]
 
 # -------------------------------------------------------------------------------------------
 echo "# 7. reconcile, list, check"

@@ -11,11 +11,12 @@
 #     udevd did see: uevents are handled in order.
 # The guest has no systemd as PID 1, so the rule's /usr/bin/systemd-run is replaced (bind
 # mount) by a shim that logs its arguments and runs the unit's command in the foreground:
-# the rule, its match and its RUN line are udevd's, unchanged.
+# the rule, its match and its RUN line are udevd's, unchanged (tests/vm/lib/udevd.sh).
 # lab-test: 6.1 6.12
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
+. "$LAB_LIB/udevd.sh"
 W=/run/nsid-lab/udev
 mkdir -p "$W"
 LOGS=$LAB_OUT; [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$W
@@ -28,23 +29,9 @@ check "the installed rule is the built one" cmp "$RULE" "$LAB_BUILD/udev-rules/9
 check "it runs nsid-uniquifier reconcile through systemd-run" \
   grep -q 'RUN+="/usr/bin/systemd-run .*/usr/sbin/nsid-uniquifier --quiet reconcile"' "$RULE"
 
-cat > "$W/systemd-run" <<EOF
-#!/bin/bash
-# systemd-run stand-in (no systemd as PID 1 in the lab guest): log, skip the options, run
-echo "systemd-run \$*" >> "$W/systemd-run.log"
-while [ \$# -gt 0 ] && [ "\${1#--}" != "\$1" ]; do shift; done
-"\$@" >> "$W/systemd-run.log" 2>&1
-echo "exit \$?" >> "$W/systemd-run.log"
-EOF
-chmod 755 "$W/systemd-run"
-check "systemd-run shim bound over /usr/bin/systemd-run" mount --bind "$W/systemd-run" /usr/bin/systemd-run
-
-mkdir -p /run/udev
-/lib/systemd/systemd-udevd --debug > "$LOGS/udevd.log" 2>&1 &
-UDEVD=$!
-check "systemd-udevd running" wait_for 10 udevadm control --ping
-# how often the rule's command ran (0 before the shim's log exists)
-fired() { cat "$W/systemd-run.log" 2>/dev/null | grep -c "nsid-uniquifier --quiet reconcile"; }
+udevd_start "$W" "$LOGS/udevd.log"   # (not under check: it sets UDEVD_PID in this shell)
+check_eq "systemd-udevd running, the systemd-run shim bound over /usr/bin/systemd-run" 0 $?
+fired() { udevd_fired; }
 fired_more_than() { [ "$(fired)" -gt "$1" ]; }
 nfs_events() { grep -c "nfs_client.*add\|add.*nfs_client\|/fs/nfs/net/nfs_client" "$LOGS/udevd.log"; }
 
@@ -54,7 +41,7 @@ lab_bridge_up
 check "nfs loaded" lab_modprobe nfs nfsv4
 check "udevd handled the events" udevadm settle --timeout=30
 check "the rule fired for the initial netns's nfs_client (positive control)" wait_for 20 fired_more_than 0
-check "nsid-uniquifier reconcile exited 0" wait_for 20 grep -q '^exit 0$' "$W/systemd-run.log"
+check "nsid-uniquifier reconcile exited 0" wait_for 20 grep -q '^exit 0 ' "$W/systemd-run.log"
 n0=$(fired)
 note "after the module load: the rule fired $n0 time(s); udevd log lines about nfs_client: $(nfs_events)"
 
@@ -77,6 +64,5 @@ fi
 
 ip link del nsid-ue0 2>/dev/null
 containers_destroy_all
-udevadm control --exit 2>/dev/null; wait "$UDEVD" 2>/dev/null
-umount /usr/bin/systemd-run
+udevd_stop
 lab_done
