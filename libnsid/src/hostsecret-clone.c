@@ -301,7 +301,7 @@ static void log_step(int dfd, const char *what, const char *detail, const char *
         if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
                 snprintf(when, sizeof(when), "@%lld", (long long) t);
         n = snprintf(line, sizeof(line), "%s %s %s%s%s\n", when, what, detail,
-                     why[0] ? " reason: " : "", why);
+                     why[0] ? "; reason: " : "", why);
         if (n < 0)
                 return;
         if ((size_t) n >= sizeof(line))

@@ -131,7 +131,7 @@ static void test_upgrade_keeps_identities(void **state) {
                 assert_non_null(fgets(line, sizeof(line), f));
                 fclose(f);
                 assert_non_null(strstr(line, " new replaced machine-id secret"));
-                assert_non_null(strstr(line, "reason: test"));
+                assert_non_null(strstr(line, "; reason: test"));
         }
 }
 
