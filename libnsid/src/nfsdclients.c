@@ -237,32 +237,39 @@ _public_ int nsid_nfsd_clients_scan(nsid_nfsd_clients *c, const char *dir, uint6
         }
         if (now_ms > c->newest)
                 c->newest = now_ms;
-        while ((errno = 0, de = readdir(d))) {
+        for (;;) {
                 size_t size = 0;
+                int k;
 
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        r = errno != 0 ? -errno : 0;
+                        break;
+                }
                 if (de->d_name[0] == '.')
                         continue;
                 if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                         continue;
-                r = read_info(dirfd(d), de->d_name, buf, &size);
-                if (r < 0) {
-                        /* -ENOENT: the client went away between readdir and open */
+                k = read_info(dirfd(d), de->d_name, buf, &size);
+                if (k < 0) {
+                        /* -ENOENT: the client went away between readdir and open; it is
+                         * counted, and the scan goes on (never its result) */
                         c->records++;
                         c->skipped++;
-                        log_debug("nfsd clients: %s/%s/info: %s", dir, de->d_name, strerror(-r));
+                        log_debug("nfsd clients: %s/%s/info: %s", dir, de->d_name, strerror(-k));
                         continue;
                 }
-                r = nsid_nfsd_clients_add_info(c, buf, size, now_ms);
-                if (r == -ENOMEM)
+                k = nsid_nfsd_clients_add_info(c, buf, size, now_ms);
+                if (k == -ENOMEM) {
+                        r = k;
                         break;
-                if (r < 0)
+                }
+                if (k < 0)
                         log_debug("nfsd clients: %s/%s/info does not parse", dir, de->d_name);
                 else
                         added++;
-                r = 0;
         }
-        if (r == 0 && errno != 0)
-                r = negative_errno();
         closedir(d);
         return r < 0 ? r : added;
 }
