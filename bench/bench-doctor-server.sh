@@ -24,22 +24,24 @@ trap 'rm -rf "$T"' EXIT INT TERM
 D=$T/clients
 mkdir -p "$D"
 
-info() { # info DIR ADDR STATUS NAME MINOR
-  mkdir "$D/$1"
+info() { # info DIR ADDR STATUS NAME MINOR (DIR made beforehand)
   printf 'clientid: 0x%016x\naddress: "%s:%d"\nstatus: %s\nseconds from last renew: 3\nname: "%s"\nminor version: %s\nImplementation domain: "kernel.org"\nImplementation name: "Linux 6.12.0-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.12.0-1 x86_64"\nImplementation time: [0, 0]\ncallback state: UP\ncallback address: "%s:0"\nadmin-revoked states: 0\n' \
     "$((0x6d7e2b6a00000000 + $1))" "$2" "$((700 + $1 % 300))" "$3" "$4" "$5" "$2" > "$D/$1/info"
 }
 long=$(printf 'x%.0s' {1..900})
 esc='\x1b[31m\x00\x22\x5c'
+(cd "$D" && eval "mkdir {1..$N}")
 i=0
+# bash builtins only (printf -v): no process per record
 for ((k = 0; k < N - 40; k++)); do
   i=$((i + 1))
   ip=10.$((k / 65536 % 256)).$((k / 256 % 256)).$((k % 256 + 1))
+  printf -v u '%032x' "$k"
   case $((k % 100)) in
-    0) name="Linux NFSv4.2 $(printf '%032x' "$k")/host-$k.$long" ;;
-    1) name="Linux NFSv4.1 $(printf '%032x' "$k")/host-$k$esc" ;;
-    2) name="Linux NFSv4.0 host-$k/$(printf '%032x' "$k")/192.0.2.1" ;;
-    *) name="Linux NFSv4.2 $(printf '%032x' "$k")/host-$k" ;;
+    0) name="Linux NFSv4.2 $u/host-$k.$long" ;;
+    1) name="Linux NFSv4.1 $u/host-$k$esc" ;;
+    2) name="Linux NFSv4.0 host-$k/$u/192.0.2.1" ;;
+    *) name="Linux NFSv4.2 $u/host-$k" ;;
   esac
   info "$i" "$ip" confirmed "$name" 2
 done
@@ -47,8 +49,9 @@ for ((k = 0; k < 20; k++)); do
   i=$((i + 1)); info "$i" "172.16.0.$((k + 1))" confirmed "Linux NFSv4.2 web-$k" 2
 done
 for ((k = 0; k < 10; k++)); do
+  printf -v u 'c10e%028x' "$k"
   for h in 1 2; do
-    i=$((i + 1)); info "$i" "172.17.$h.$((k + 1))" confirmed "Linux NFSv4.2 c10e$(printf '%028x' "$k")/web" 2
+    i=$((i + 1)); info "$i" "172.17.$h.$((k + 1))" confirmed "Linux NFSv4.2 $u/web" 2
   done
 done
 n=$(ls "$D" | wc -l)
