@@ -20,7 +20,8 @@ RUNS=${BENCH_RUNS:-5}
 [ -x "$C" ] && [ -x "$RUN" ] || { echo "bench: build nsidctl and nsid-rusage-run first" >&2; exit 1; }
 
 T=$(mktemp -d /tmp/nsid-bench-doctor.XXXXXX)
-trap 'rm -rf "$T"' EXIT INT TERM
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
 D=$T/clients
 mkdir -p "$D"
 

@@ -105,10 +105,12 @@ if [ -n "$dpid" ]; then
   wait "$dpid"
   while read -r l; do note "doctor (collision): $l"; done < <(jq -c '.findings[]' "$J")
   check_eq "server doctor, colliding containers: exit 4" 4 "$(cat "$J.rc")"
+  # owner: the owner string as the finding names it (jq --arg: no quoting inside the filter)
+  has_owner() { [ -n "$(jq -c --arg c "$1" --arg o "$2" '.findings[] | select(.severity == "error" and .check == $c and .owner == $o)' "$J")" ]; }
   check "server doctor: \"Linux NFSv4.2 web\" carries no uniquifier (error)" \
-    has_finding error nfsd-owner-no-uniquifier '"Linux NFSv4.2 web"'
+    has_owner nfsd-owner-no-uniquifier "Linux NFSv4.2 web"
   check "server doctor: the NFSv4.0 string carries no uniquifier (error)" \
-    has_finding error nfsd-owner-no-uniquifier "Linux NFSv4.0 web/$LAB_SERVER_IP"
+    has_owner nfsd-owner-no-uniquifier "Linux NFSv4.0 web/$LAB_SERVER_IP"
   addrs=$(jq -r '.findings[] | select(.check == "nfsd-owner-multiple-addresses" and .owner == "Linux NFSv4.2 web") | .addresses | length' "$J")
   finding collision-doctor "server doctor over 20 s of turns: $(jq -r '[.findings[] | select(.severity == "error") | .check] | join(",")' "$J"); \"Linux NFSv4.2 web\" confirmed from ${addrs:-0} addresses"
   check "server doctor: \"Linux NFSv4.2 web\" confirmed from several addresses (error)" \
