@@ -49,7 +49,8 @@ nsid_nfsd_clients *nsid_nfsd_clients_unref(nsid_nfsd_clients *c);
 /*
  * Read every <n>/info under dir (NULL: /proc/fs/nfsd/clients) as one snapshot taken at
  * now_ms (any monotonic clock in milliseconds, the same for every call). Entries are opened
- * with openat(O_NOFOLLOW): no symlink is followed; a file that is not regular, larger than
+ * with openat2(RESOLVE_NO_SYMLINKS) (openat(O_NOFOLLOW) per component before 5.6): no
+ * symlink is followed; a file that is not regular, larger than
  * NSID_NFSD_INFO_MAX, vanishes while read (a client that went away) or does not parse is
  * skipped and counted (nsid_nfsd_clients_get_skipped()). Returns the number of records added,
  * or -errno when dir cannot be opened (-ENOENT: no knfsd here, or nfsd fs not mounted).
