@@ -84,9 +84,8 @@ if [ "$(id -u)" = 0 ]; then
         "$C" --json doctor --window=0 --nfsd-clients="$T/none" >"$T/out"
     check "doctor: no product UUID: a warning that a clone keeping the machine-id goes unnoticed" \
         dfind "f[0]['severity'] == 'warning' and 'no product UUID' in f[0]['message']"
-    NSID_STATE_DIR=$T/state-A NSID_MACHINE_ID_FILE=$T/image-machine-id NSID_PLATFORM_ID_FILE=$T/uuid-a \
-        "$C" --json doctor --window=0 --nfsd-clients="$T/none" >"$T/out"
-    check "doctor: the generated secret on its own platform: ok" dfind "f[0]['severity'] == 'ok'"
+    # (the ok case is the platform check of host-secret above: each full doctor surveys every
+    # namespace of the host, 14 s at load 13 here)
 else
     skip "doctor's host-secret findings: not root (the full doctor surveys namespaces)"
 fi
