@@ -38,6 +38,15 @@ void add_finding(severity sev, const char *check, const char *fix, const char *f
         f->fix = fix ? strdup(fix) : NULL;
 }
 
+void finding_attach(json_object *o) {
+        if (n_findings == 0) {
+                json_object_put(o);
+                return;
+        }
+        json_object_put(findings[n_findings - 1].data);
+        findings[n_findings - 1].data = o;
+}
+
 void add_finding_fixf(severity sev, const char *check, const char *message, const char *fmt,
                       ...) {
         char *fix = NULL;
@@ -102,6 +111,10 @@ static void print_findings_json(void) {
                 json_object_object_add(o, "check", json_object_new_string(f->check));
                 json_object_object_add(o, "message", json_string_or_null(f->message));
                 json_object_object_add(o, "fix", json_string_or_null(f->fix));
+                if (f->data) {
+                        json_object_object_foreach(f->data, k, v)
+                                json_object_object_add(o, k, json_object_get(v));
+                }
                 json_object_array_add(arr, o);
         }
         json_object_object_add(root, "findings", arr);
@@ -114,20 +127,17 @@ static void print_findings_json(void) {
 int cmd_doctor(void) {
         unsigned errors = 0, warnings = 0;
         survey s;
+        bool surveyed = false;
         int r;
 
-        if (check_userns()) {
+        memset(&s, 0, sizeof(s));
+        if (check_userns())
                 /* from a user namespace nothing else can be seen, and nothing would help */
-                if (arg.json)
-                        print_findings_json();
-                else
-                        print_findings();
-                free(findings[0].message);
-                free(findings[0].fix);
-                free(findings);
-                findings = NULL;
-                n_findings = cap_findings = 0;
-                return EXIT_PROBLEMS;
+                goto print;
+        if (arg.server) {
+                /* only the NFS server's view: no namespaces of this host are looked at */
+                check_nfsd_clients();
+                goto print;
         }
         r = survey_run(&s);
         if (r < 0) {
@@ -135,6 +145,7 @@ int cmd_doctor(void) {
                 survey_done(&s);
                 return EXIT_FAIL;
         }
+        surveyed = true;
         check_kernel(&s);
         check_idmap_keys(&s);
         check_config();
@@ -145,7 +156,9 @@ int cmd_doctor(void) {
         check_domains(&s);
         check_request_key();
         check_daemons(&s);
-
+        check_host_secret();
+        check_nfsd_clients();
+print:
         if (arg.json)
                 print_findings_json();
         else
@@ -155,10 +168,12 @@ int cmd_doctor(void) {
                 warnings += findings[i].sev == SEV_WARNING;
                 free(findings[i].message);
                 free(findings[i].fix);
+                json_object_put(findings[i].data);
         }
         free(findings);
         findings = NULL;
         n_findings = cap_findings = 0;
-        survey_done(&s);
+        if (surveyed)
+                survey_done(&s);
         return errors ? EXIT_PROBLEMS : warnings ? EXIT_WARNINGS : EXIT_OK;
 }

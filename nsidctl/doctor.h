@@ -20,12 +20,15 @@ typedef struct finding {
         const char *check;
         char *message;
         char *fix;
+        json_object *data; /* more fields for --json (owner, addresses), or NULL */
 } finding;
 
 void add_finding(severity sev, const char *check, const char *fix, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 void add_finding_fixf(severity sev, const char *check, const char *message, const char *fmt,
                       ...) __attribute__((format(printf, 4, 5)));
+/* Hand o (its keys) to the last finding added, for --json. */
+void finding_attach(json_object *o);
 /* "netns 4026532 (c1, pid 42)", "the host netns 4026531840" */
 const char *ns_label(const ns_facts *f, char *buf, size_t size);
 
@@ -46,6 +49,10 @@ void check_owner_strings(const survey *s);
 void check_hostnames(const survey *s);
 /* doctor-registry.c */
 void check_registry(void);
+/* doctor-hostsecret.c */
+void check_host_secret(void);
+/* doctor-server.c */
+void check_nfsd_clients(void);
 /* doctor-idmap.c */
 void check_domains(const survey *s);
 void check_request_key(void);

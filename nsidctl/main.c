@@ -23,6 +23,7 @@ nsidctl_args arg = {
         .app = NSID_APP_NFS4,
         .timeout_ms = 5000,
         .key_source = NSID_KEY_EXPLICIT,
+        .window_ms = 2000,
 };
 
 static const struct command {
@@ -34,12 +35,14 @@ static const struct command {
         { "doctor", cmd_doctor, "find the problems that break NFS in containers, and their fixes" },
         { "identity", cmd_identity, "the identity nsid-uniquifier would give, without setting it" },
         { "config", cmd_config, "every key of nsid.conf: default, value in effect, where from" },
+        { "host-secret", cmd_host_secret,
+          "the secret identities derive from: show, new (clones), accept (moved)" },
 };
 
 static void help(void) {
         printf("Usage: %s [OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n", program);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                printf("  %-9s %s\n", commands[i].name, commands[i].summary);
+                printf("  %-11s %s\n", commands[i].name, commands[i].summary);
         printf("\n"
                "Options:\n"
                "      --json             machine-readable output (every command)\n"
@@ -60,6 +63,9 @@ static void help(void) {
                "[--app=APP]\n"
                "doctor:    [--server-domain=DOMAIN] [--request-key-conf=PATH] "
                "[--request-key-dir=DIR]\n"
+               "           [--server] [--window=SECONDS] [--nfsd-clients=DIR]\n"
+               "host-secret [show|new|accept]  [--yes] [--reason=TEXT] "
+               "[--platform-id=PATH]\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage, 3 warnings found, 4 problems found\n"
                "(doctor, config). See nsidctl(8).\n",
@@ -109,6 +115,12 @@ enum {
         OPT_SERVER_DOMAIN,
         OPT_RK_CONF,
         OPT_RK_DIR,
+        OPT_SERVER,
+        OPT_WINDOW,
+        OPT_NFSD_CLIENTS,
+        OPT_PLATFORM_ID,
+        OPT_YES,
+        OPT_REASON,
 };
 
 /* Subcommand options: which command accepts them. */
@@ -125,6 +137,11 @@ static const struct {
         { OPT_SERVER_DOMAIN, "--server-domain", "doctor" },
         { OPT_RK_CONF, "--request-key-conf", "doctor" },
         { OPT_RK_DIR, "--request-key-dir", "doctor" },
+        { OPT_SERVER, "--server", "doctor" },
+        { OPT_WINDOW, "--window", "doctor" },
+        { OPT_NFSD_CLIENTS, "--nfsd-clients", "doctor" },
+        { OPT_YES, "--yes", "host-secret" },
+        { OPT_REASON, "--reason", "host-secret" },
 };
 
 int main(int argc, char **argv) {
@@ -146,6 +163,12 @@ int main(int argc, char **argv) {
                 { "server-domain", required_argument, NULL, OPT_SERVER_DOMAIN },
                 { "request-key-conf", required_argument, NULL, OPT_RK_CONF },
                 { "request-key-dir", required_argument, NULL, OPT_RK_DIR },
+                { "server", no_argument, NULL, OPT_SERVER },
+                { "window", required_argument, NULL, OPT_WINDOW },
+                { "nfsd-clients", required_argument, NULL, OPT_NFSD_CLIENTS },
+                { "platform-id", required_argument, NULL, OPT_PLATFORM_ID },
+                { "yes", no_argument, NULL, OPT_YES },
+                { "reason", required_argument, NULL, OPT_REASON },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -161,6 +184,7 @@ int main(int argc, char **argv) {
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
         arg.registry_path = secure_getenv("NSID_REGISTRY");
         arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");
+        arg.platform_id = secure_getenv("NSID_PLATFORM_ID_FILE");
 
         while ((o = getopt_long(argc, argv, "vh", opts, NULL)) >= 0) {
                 for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
@@ -237,6 +261,28 @@ int main(int argc, char **argv) {
                 case OPT_RK_DIR:
                         arg.request_key_dir = optarg;
                         break;
+                case OPT_SERVER:
+                        arg.server = true;
+                        break;
+                case OPT_WINDOW:
+                        if (parse_number(optarg, 0, 3600, &v) < 0) {
+                                errorf("invalid --window '%s' (seconds, 0..3600)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        arg.window_ms = (int) v * 1000;
+                        break;
+                case OPT_NFSD_CLIENTS:
+                        arg.nfsd_clients = optarg;
+                        break;
+                case OPT_PLATFORM_ID:
+                        arg.platform_id = optarg;
+                        break;
+                case OPT_YES:
+                        arg.yes = true;
+                        break;
+                case OPT_REASON:
+                        arg.reason = optarg;
+                        break;
                 case 'v':
                         arg.verbose = true;
                         break;
@@ -265,6 +311,8 @@ int main(int argc, char **argv) {
                 arg.registry_path = NULL;
         if (arg.machine_id && !*arg.machine_id)
                 arg.machine_id = NULL;
+        if (arg.platform_id && !*arg.platform_id)
+                arg.platform_id = NULL;
         out_log_setup();
 
         if (optind >= argc) {
@@ -276,6 +324,9 @@ int main(int argc, char **argv) {
                 help();
                 return EXIT_OK;
         }
+        /* host-secret takes its action as an argument */
+        if (strcmp(cmd, "host-secret") == 0 && optind + 1 < argc)
+                arg.action = argv[++optind];
         if (optind + 1 < argc) {
                 errorf("%s: unexpected argument '%s'", cmd, argv[optind + 1]);
                 return EXIT_USAGE;

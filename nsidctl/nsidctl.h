@@ -44,6 +44,13 @@ typedef struct nsidctl_args {
         const char *server_domain;
         const char *request_key_conf; /* --request-key-conf */
         const char *request_key_dir;  /* --request-key-dir */
+        const char *platform_id;   /* --platform-id or $NSID_PLATFORM_ID_FILE (product UUID) */
+        bool server;               /* doctor --server: only the NFS server's checks */
+        int window_ms;             /* doctor --window: how long to watch the server's clients */
+        const char *nfsd_clients;  /* doctor --nfsd-clients: instead of /proc/fs/nfsd/clients */
+        const char *action;        /* host-secret show|new|accept */
+        bool yes;                  /* host-secret new --yes */
+        const char *reason;        /* host-secret --reason */
 } nsidctl_args;
 
 extern nsidctl_args arg;
@@ -168,5 +175,6 @@ int cmd_status(void);
 int cmd_doctor(void);
 int cmd_identity(void);
 int cmd_config(void);
+int cmd_host_secret(void);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The host secret: /etc/machine-id, or a random secret persisted under the state dir. */
+/* The host secret: a generated one (hostsecret-clone.c), /etc/machine-id, or a random secret
+ * persisted under the state dir when the machine-id is unusable. */
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -43,7 +44,7 @@ int nsid_host_machine_id(const char *path, uint8_t ret[16]) {
         return r;
 }
 
-static int read_secret_file(int dfd, uint8_t ret[16]) {
+int host_secret_read_file(int dfd, uint8_t ret[16]) {
         _cleanup_close_ int fd = -EBADF;
         uint8_t b[17];
         struct stat st;
@@ -73,7 +74,7 @@ static int read_secret_file(int dfd, uint8_t ret[16]) {
         return 0;
 }
 
-static int create_secret_file(int dfd, uint8_t ret[16]) {
+int host_secret_create_file(int dfd, uint8_t ret[16]) {
         _cleanup_close_ int fd = -EBADF;
         char procpath[64];
         uint8_t b[16];
@@ -117,6 +118,20 @@ _public_ int nsid_host_secret_load(const char *machine_id_path, const char *stat
 
         assert_return(ret_secret, -EINVAL);
 
+        /* A generated secret (nsid_host_secret_new()) wins over the machine-id; once there,
+         * its loss is an error, never a silent return to the machine-id's identities. */
+        r = host_secret_load_generated(state_dir, b);
+        if (r >= 0) {
+                memcpy(ret_secret, b, 16);
+                OPENSSL_cleanse(b, sizeof(b));
+                if (ret_source)
+                        *ret_source = NSID_HOST_SECRET_GENERATED;
+                return 0;
+        }
+        if (r != -ENOENT)
+                return log_debug_errno(r, "host secret: the generated secret in %s: %s",
+                                       nsid_state_dir_or_default(state_dir), strerror(-r));
+
         r = nsid_host_machine_id(machine_id_path, b);
         if (r >= 0) {
                 memcpy(ret_secret, b, 16);
@@ -140,11 +155,11 @@ _public_ int nsid_host_secret_load(const char *machine_id_path, const char *stat
         if (dfd < 0)
                 return negative_errno();
 
-        r = read_secret_file(dfd, b);
+        r = host_secret_read_file(dfd, b);
         if (r == -ENOENT) {
-                r = create_secret_file(dfd, b);
+                r = host_secret_create_file(dfd, b);
                 if (r == -EEXIST)
-                        r = read_secret_file(dfd, b);
+                        r = host_secret_read_file(dfd, b);
         }
         if (r < 0)
                 return log_debug_errno(r, "host secret: %s/" HOST_SECRET_FILE ": %s", state_dir,

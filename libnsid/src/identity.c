@@ -63,6 +63,8 @@ _public_ const char *nsid_host_secret_source_to_string(nsid_host_secret_source s
                 return "machine-id";
         case NSID_HOST_SECRET_STATE_FILE:
                 return "state-file";
+        case NSID_HOST_SECRET_GENERATED:
+                return "generated";
         default:
                 return NULL;
         }

@@ -6,6 +6,15 @@
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
+C="$LAB_BUILD/nsidctl/nsidctl"
+J=/run/nsid-lab/cb-doctor.json
+# nsidctl doctor on the server (issue #22): has_finding SEVERITY CHECK TEXT...
+has_finding() {
+  local sev=$1 chk=$2; shift 2
+  local sel=".findings[] | select(.severity == \"$sev\" and .check == \"$chk\")"
+  for t in "$@"; do sel="$sel | select(.message | contains(\"$t\"))"; done
+  [ -n "$(jq -c "$sel" "$J")" ]
+}
 # No teardown: containers die with the guest (tearing down a netns whose NFS client is
 # flapping costs tens of seconds). Phases run control first, the collision last.
 
@@ -27,6 +36,15 @@ confu=$(nfs_server_confirmed 'lab-ident-u[1-4]/web"')
 check_eq "4 confirmed clients with distinct identifiers" 4 "$confu"
 check_eq "owner string format with a uniquifier" '"Linux NFSv4.2 lab-ident-u1/web"' "$(nfs_server_names 'lab-ident-u1/')"
 finding control-v42 "4 containers, hostname web, distinct identifiers: $confu confirmed clients, e.g. $(nfs_server_names 'lab-ident-u1/')"
+# with a uniquifier per netns (what nsid-uniquifier writes to the same file) the server is clean
+if [ -x "$C" ] && command -v jq >/dev/null; then
+  "$C" --json doctor --server --window=3 > "$J"; rc=$?
+  while read -r l; do note "doctor (control): $l"; done < <(jq -c '.findings[]' "$J")
+  check_eq "server doctor, distinct identifiers: exit 0" 0 "$rc"
+  check "server doctor, distinct identifiers: none collides" has_finding ok nfsd-clients "none collides"
+else
+  note "nsidctl or jq missing: the server doctor is not checked"
+fi
 # ---- 2. NFSv4.0, same hostname (two containers are enough to show it) -------------------------
 for i in 1 2; do
   container_create "d$i" --hostname web || bail "no container d$i"
@@ -59,6 +77,12 @@ finding collision-v42-confirmed "4 containers, hostname web, no uniquifier, vers
 check "fewer confirmed clients than containers ($conf < 4)" test "$conf" -lt 4
 
 nfs_server_wait_grace
+# nsidctl doctor on the server watches while the containers take turns
+dpid=""
+if [ -x "$C" ] && command -v jq >/dev/null; then
+  ( "$C" --json doctor --server --window=20 > "$J"; echo $? > "$J.rc" ) &
+  dpid=$!
+fi
 # Each container now writes once, in turn; sample the server's view after every write.
 declare -A seen=()
 ioerr=0 slow=0
@@ -77,6 +101,21 @@ for round in 1; do
 done
 finding collision-v42-flapping "4 writes in turn from 4 colliding containers: ${#seen[@]} distinct confirmed clientid(s) seen for the one name, $ioerr write(s) failed, $slow took over 1 s"
 check "the confirmed client behind the one name changes as containers take turns (flapping)" test "${#seen[@]}" -gt 1
+if [ -n "$dpid" ]; then
+  wait "$dpid"
+  while read -r l; do note "doctor (collision): $l"; done < <(jq -c '.findings[]' "$J")
+  check_eq "server doctor, colliding containers: exit 4" 4 "$(cat "$J.rc")"
+  # owner: the owner string as the finding names it (jq --arg: no quoting inside the filter)
+  has_owner() { [ -n "$(jq -c --arg c "$1" --arg o "$2" '.findings[] | select(.severity == "error" and .check == $c and .owner == $o)' "$J")" ]; }
+  check "server doctor: \"Linux NFSv4.2 web\" carries no uniquifier (error)" \
+    has_owner nfsd-owner-no-uniquifier "Linux NFSv4.2 web"
+  check "server doctor: the NFSv4.0 string carries no uniquifier (error)" \
+    has_owner nfsd-owner-no-uniquifier "Linux NFSv4.0 web/$LAB_SERVER_IP"
+  addrs=$(jq -r '.findings[] | select(.check == "nfsd-owner-multiple-addresses" and .owner == "Linux NFSv4.2 web") | .addresses | length' "$J")
+  finding collision-doctor "server doctor over 20 s of turns: $(jq -r '[.findings[] | select(.severity == "error") | .check] | join(",")' "$J"); \"Linux NFSv4.2 web\" confirmed from ${addrs:-0} addresses"
+  check "server doctor: \"Linux NFSv4.2 web\" confirmed from several addresses (error)" \
+    test "${addrs:-0}" -gt 1
+fi
 note "dmesg (nfs):"
 dmesg | grep -iE 'nfs|clid|lease' | tail -n 15 | while read -r l; do note "  $l"; done
 
