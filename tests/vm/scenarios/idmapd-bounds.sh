@@ -1,6 +1,7 @@
 #!/bin/bash
-# lab-test: 6.1 6.12
-# lab-timeout: 2400
+# lab-test: 6.12
+# lab-timeout: 1200
+# lab-cost: 300
 # idmapd-bounds (issue #20 item 5): 2,000 throwaway user + network namespaces from an
 # unprivileged user (nobody, `unshare -Urn`), then a real container is still served within
 # its usual time.
@@ -11,7 +12,9 @@
 #   - container c1 (root's: netns owned by the initial user namespace, veth, NFS mount): the
 #     times of its mount and of its first stat of a file owned by labalice (an idmap
 #     upcall), the daemon's fds, threads, RSS and registry rows: the baseline;
-#   - FLOOD_WAVES (4) waves of FLOOD_WAVE (500) namespaces, each held by a `sleep` of uid
+#   - WAVES waves of WAVE namespaces (arguments 1 and 2: `make test` runs 1 wave of 500 on
+#     6.12, which already passes the per-owner bound nearly eight times; the 2,000 of the
+#     issue, 4 waves of 500 on either kernel, are `bench-idmapd-bounds`), each held by a `sleep` of uid
 #     65534 (the 2 GiB guest does not hold 2,000 at once with room to spare): each wave is
 #     found by the daemon (served + refused = its size), its figures noted, then killed,
 #     except the last, which stays while container c2 is made, mounted and stats the same
@@ -26,8 +29,8 @@ SOCK=$W/idmapd.sock
 LOGS=/lab-out
 [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$W
 mkdir -p "$W"
-WAVES=${FLOOD_WAVES:-4}
-WAVE=${FLOOD_WAVE:-500}
+WAVES=${1:-1}
+WAVE=${2:-500}
 
 echo "labalice:x:1500:1500::/nonexistent:/usr/sbin/nologin" >> /etc/passwd
 echo "labalice:x:1500:" >> /etc/group
