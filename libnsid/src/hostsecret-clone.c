@@ -39,14 +39,9 @@ static int platform_id_read(const char *path, char ret[37]) {
         struct stat st;
         int r;
 
-        fd = open(path ? path : PLATFORM_ID_PATH,
-                  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+        fd = open_regular_at(AT_FDCWD, path ? path : PLATFORM_ID_PATH, O_NOFOLLOW, &st);
         if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -ENXIO;
+                return fd;
         r = read_fd_capped(fd, 64, &data, &size);
         if (r < 0)
                 return r == -EFBIG ? -EINVAL : r;
@@ -150,14 +145,9 @@ static int fp_read(int dfd, fingerprint *ret) {
         fingerprint fp = {};
         int r;
 
-        fd = openat(dfd, NSID_HOST_SECRET_FINGERPRINT_FILE,
-                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        fd = open_regular_at(dfd, NSID_HOST_SECRET_FINGERPRINT_FILE, O_NOFOLLOW, &st);
         if (fd < 0)
-                return errno == ELOOP ? -EPERM : negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -ENXIO;
+                return fd == -ELOOP ? -EPERM : fd;
         if (st.st_uid != geteuid() || (st.st_mode & 022) != 0)
                 return -EPERM;
         r = read_fd_capped(fd, 256, &data, &size);

@@ -29,13 +29,9 @@ int nsid_host_machine_id(const char *path, uint8_t ret[16]) {
 
         if (!path)
                 path = "/etc/machine-id";
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_regular_at(AT_FDCWD, path, 0, &st);
         if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -ENXIO;
+                return fd;
         r = read_fd_capped(fd, 64, &data, &size);
         if (r < 0)
                 return r == -EFBIG ? -EINVAL : r;
@@ -50,14 +46,9 @@ int host_secret_read_file(int dfd, uint8_t ret[16]) {
         struct stat st;
         ssize_t n;
 
-        fd = openat(dfd, HOST_SECRET_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY |
-                                                   O_NONBLOCK);
+        fd = open_regular_at(dfd, HOST_SECRET_FILE, O_NOFOLLOW, &st);
         if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -ENXIO;
+                return fd;
         if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
                 return -EPERM;
         if (st.st_size != 16)

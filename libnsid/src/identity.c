@@ -19,6 +19,7 @@
 #include "nsid/netns.h"
 #include "nsid/registry.h"
 #include "nsid/worker.h"
+#include "parse-util.h"
 
 #define IDENTITY_MSG_VERSION "nsid-id-v1"
 /* what a container's /etc/machine-id may hold (33 bytes; the rest is refused by the parser) */
@@ -70,16 +71,6 @@ _public_ const char *nsid_host_secret_source_to_string(nsid_host_secret_source s
         }
 }
 
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 _public_ int nsid_machine_id_parse(const char *data, size_t size, uint8_t ret[NSID_ID128_SIZE]) {
         uint8_t b[NSID_ID128_SIZE];
         bool nonzero = false;
@@ -99,7 +90,7 @@ _public_ int nsid_machine_id_parse(const char *data, size_t size, uint8_t ret[NS
                 return -EINVAL;
 
         for (size_t i = 0; i < NSID_ID128_SIZE; i++) {
-                int hi = unhex(data[2 * i]), lo = unhex(data[2 * i + 1]);
+                int hi = unhexchar(data[2 * i]), lo = unhexchar(data[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return -EINVAL;
                 b[i] = (uint8_t) (hi << 4 | lo);

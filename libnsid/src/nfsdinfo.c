@@ -7,16 +7,6 @@
 #include "nfsdinfo-internal.h"
 #include "parse-util.h"
 
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* v[0..len) is '"' escaped-bytes '"'; decode into out (at most max bytes). */
 static int parse_quoted(const char *v, size_t len, uint8_t *out, size_t max, size_t *ret_len) {
         size_t n = 0;
@@ -34,8 +24,8 @@ static int parse_quoted(const char *v, size_t len, uint8_t *out, size_t max, siz
                                 int hi, lo;
                                 if (i + 3 > len - 2) /* \xHH must end before the quote */
                                         return -EBADMSG;
-                                hi = unhex(v[i + 2]);
-                                lo = unhex(v[i + 3]);
+                                hi = unhexchar(v[i + 2]);
+                                lo = unhexchar(v[i + 3]);
                                 if (hi < 0 || lo < 0)
                                         return -EBADMSG;
                                 c = (unsigned char) (hi << 4 | lo);
@@ -161,7 +151,7 @@ int nfsd_info_parse(const char *data, size_t size, nfsd_info *ret) {
                         if (info.have_clientid || vl < 3 || vl > 18 || v[0] != '0' || v[1] != 'x')
                                 return -EBADMSG;
                         for (size_t i = 2; i < vl; i++) {
-                                int d = unhex(v[i]);
+                                int d = unhexchar(v[i]);
                                 if (d < 0)
                                         return -EBADMSG;
                                 id = id << 4 | (uint64_t) d;

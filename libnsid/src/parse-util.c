@@ -123,3 +123,13 @@ bool utf8_valid(const void *p, size_t len) {
         }
         return true;
 }
+
+int unhexchar(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}

@@ -31,4 +31,7 @@ int split_fields(const char *line, size_t len, const char **f, size_t *fl, size_
  * bytes (NUL is a valid character here: callers check for it themselves). */
 bool utf8_valid(const void *s, size_t len);
 
+/* The value of one hex digit (either case), or -1. */
+int unhexchar(char c);
+
 #endif

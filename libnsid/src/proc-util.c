@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdint.h>
@@ -14,6 +15,23 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "proc-util.h"
+
+int open_regular_at(int dfd, const char *path, int extra_flags, struct stat *ret_st) {
+        int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | extra_flags);
+
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, ret_st) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        if (!S_ISREG(ret_st->st_mode)) {
+                close(fd);
+                return -ENXIO;
+        }
+        return fd;
+}
 
 int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size) {
         return read_fd_deadline(fd, max, READ_NO_DEADLINE, false, NULL, ret_data, ret_size);

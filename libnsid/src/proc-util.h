@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Read fd to EOF into a NUL-terminated malloc'ed buffer of at most max bytes; -EFBIG if the
@@ -13,6 +14,11 @@
  * FIFO or socket with nothing to read) is returned as -EAGAIN. read_fd_deadline() without a
  * deadline. */
 int read_fd_capped(int fd, size_t max, char **ret_data, size_t *ret_size);
+
+/* openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | extra_flags), then the
+ * file must be a regular one (-ENXIO otherwise: a FIFO, a device); its stat in ret_st.
+ * Returns the fd or a negative errno. */
+int open_regular_at(int dfd, const char *path, int extra_flags, struct stat *ret_st);
 
 /* Now on CLOCK_MONOTONIC, in milliseconds (vDSO: no system call). */
 uint64_t now_monotonic_ms(void);

@@ -1,5 +1,6 @@
 #!/bin/bash
 # lab-test: 6.1 6.12
+# lab-cost: 250
 # fleet-clones (issue #22): two hosts cloned from one image run a container under the same
 # key. Each "host" is a client network namespace with its own state dir and its own
 # machine-id file, both files holding the image's machine-id. Phase 1, the machine-id as host

@@ -19,6 +19,7 @@
 #     which no reply can answer; nsid-idmapd logs it and answers nothing, that chown never
 #     completes, everything else is served.
 # lab-test: 6.1 6.12
+# lab-cost: 250
 # lab-timeout: 600
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"

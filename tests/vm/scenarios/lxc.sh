@@ -16,6 +16,7 @@
 #     diverted, nsid-idmapd with no configuration): a container whose /etc/passwd gives the
 #     server's labalice another uid sees its own owners, and the host its own.
 # lab-test: 6.1 6.12
+# lab-cost: 250
 # lab-timeout: 900
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"

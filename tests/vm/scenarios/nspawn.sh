@@ -24,6 +24,7 @@
 #   `systemd-nspawn --network-namespace-path=/run/netns/NAME`: 3 containers mounting at once
 #   are 3 confirmed clients named by their keys' identities.
 # lab-test: 6.1 6.12
+# lab-cost: 250
 # lab-timeout: 1200
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
