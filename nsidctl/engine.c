@@ -96,6 +96,15 @@ static bool match_component(const char *c, size_t n, const char *prev, size_t pr
                 r->id[0] = '\0';
                 return true;
         }
+        /* systemd-nspawn@NAME.service (machinectl start, the packaged unit); its payload is
+         * the "payload" cgroup below it */
+        if (n > strlen("systemd-nspawn@.service") && has_prefix(c, n, "systemd-nspawn@") &&
+            has_suffix(c, n, ".service") &&
+            take_name(c + 15, n - strlen("systemd-nspawn@.service"), true, r->name)) {
+                r->engine = "nspawn";
+                r->id[0] = '\0';
+                return true;
+        }
         if (has_prefix(c, n, "lxc.payload.") && take_name(c + 12, n - 12, false, r->name)) {
                 r->engine = "lxc";
                 r->id[0] = '\0';

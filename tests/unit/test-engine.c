@@ -60,6 +60,11 @@ static void test_others(void **state) {
         expect("/lxc.monitor.web1", NULL, NULL, NULL);
         expect("/machine.slice/machine-web1.scope", "nspawn", "", "web1");
         expect("/machine.slice/machine-my\\x2dbox.scope/payload", "nspawn", "", "my-box");
+        expect("/system.slice/system-systemd\\x2dnspawn.slice/systemd-nspawn@web1.service/payload",
+               "nspawn", "", "web1");
+        expect("/system.slice/systemd-nspawn@my\\x2dbox.service", "nspawn", "", "my-box");
+        expect("/system.slice/systemd-nspawn@.service", NULL, NULL, NULL);
+        expect("/system.slice/systemd-nspawn@a\\x0ab.service", NULL, NULL, NULL);
         expect("/machine.slice", NULL, NULL, NULL);
         expect("/machine.slice/machine-.scope", NULL, NULL, NULL);
         expect("/machine.slice/machine-a\\x0ab.scope", NULL, NULL, NULL); /* a newline */
