@@ -35,17 +35,10 @@
 #include <nsid/resolv.h>
 #include <nsid/worker.h>
 
+#include "dns-reply.h"
 #include "nsid-idmap.h"
 #define LAZY_WANT_CARES
 #include "lazylib.h"
-
-typedef struct lookup {
-        bool done;
-        int status;
-        unsigned n;
-        nsid_resolv_addr addrs[DNS_MAX_ADDRS];
-        unsigned ttl; /* smallest TTL of the answers */
-} lookup;
 
 static uint64_t now_ms(void) {
         struct timespec ts;
@@ -53,17 +46,8 @@ static uint64_t now_ms(void) {
         return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
 }
 
-static void add_addr(lookup *l, const nsid_resolv_addr *a) {
-        for (unsigned i = 0; i < l->n; i++)
-                if (l->addrs[i].family == a->family &&
-                    memcmp(l->addrs[i].addr, a->addr, sizeof(a->addr)) == 0)
-                        return;
-        if (l->n < DNS_MAX_ADDRS)
-                l->addrs[l->n++] = *a;
-}
-
 static void gai_callback(void *arg, int status, int timeouts, struct ares_addrinfo *res) {
-        lookup *l = arg;
+        dns_lookup *l = arg;
 
         l->done = true;
         l->status = status;
@@ -79,7 +63,7 @@ static void gai_callback(void *arg, int status, int timeouts, struct ares_addrin
                         memcpy(a.addr, &((struct sockaddr_in6 *) n->ai_addr)->sin6_addr, 16);
                 else
                         continue;
-                add_addr(l, &a);
+                dns_lookup_add_addr(l, &a);
                 if (n->ai_ttl >= 0 && (unsigned) n->ai_ttl < l->ttl)
                         l->ttl = (unsigned) n->ai_ttl;
         }
@@ -90,7 +74,7 @@ out:
 
 /* Resolve with c-ares configured only from the container's resolv.conf. */
 static int resolve_dns(const nsid_resolvconf *rc, const nsid_dns_request *req,
-                       unsigned total_ms, lookup *l, char *err, size_t errsize) {
+                       unsigned total_ms, dns_lookup *l, char *err, size_t errsize) {
         struct ares_options opts = {};
         ares_channel ch = NULL;
         char csv[256];
@@ -221,7 +205,7 @@ static void dns_error(int status, int *ret_err, unsigned *ret_ttl) {
  * whose files hang, FUSE or NFS, and cannot hold the upcall). This helper is single-threaded, so the worker may allocate
  * (c-ares does); the rule against it (doc/HACKING.md) is for threaded programs.
  *
- * Reply, lines parsed as untrusted by dns_parse_reply():
+ * Reply, lines parsed as untrusted by dns_parse_reply() (dns-reply.h, fuzz-dns-reply):
  *   files=<hosts errno> <resolv.conf errno>
  *   drop=<errno>                     the drop failed: nothing was parsed
  *   src=hosts|dns                    where the answer comes from
@@ -246,7 +230,7 @@ static int dns_worker(int fd, void *userdata) {
         char *hosts = NULL, *resolv = NULL, err[256] = "", cs[256] = "127.0.0.1 (default)";
         size_t hosts_size = 0, resolv_size = 0;
         nsid_resolvconf rc;
-        lookup l = {};
+        dns_lookup l = {};
         int he, re, r;
 
         int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -275,7 +259,7 @@ static int dns_worker(int fd, void *userdata) {
                                                            : AF_INET;
                 int n = nsid_hosts_lookup(hosts, hosts_size, req->name, fam, a, DNS_MAX_ADDRS);
                 for (int i = 0; i < n; i++)
-                        add_addr(&l, &a[i]);
+                        dns_lookup_add_addr(&l, &a[i]);
         }
         if (l.n > 0) {
                 dprintf(fd, "src=hosts\nttl=%u\n", DNS_HOSTS_TTL);
@@ -315,82 +299,6 @@ out:
         return 0;
 }
 
-typedef struct dns_result {
-        int hosts_err, resolv_err, drop_err, ares;
-        bool have_src, from_hosts, have_ttl;
-        unsigned ttl;
-        char servers[256], err[256];
-        lookup l;
-} dns_result;
-
-/* The worker's reply (untrusted: it ran next to a container's data). */
-static int dns_parse_reply(char *reply, size_t size, dns_result *ret) {
-        dns_result d = { .ares = -1 };
-        uint64_t n;
-
-        if (strlen(reply) != size)
-                return -EBADMSG;
-        for (char *line = reply, *next; *line; line = next) {
-                next = strchr(line, '\n');
-                if (!next)
-                        return -EBADMSG;
-                *next++ = '\0';
-                char *v = strchr(line, '=');
-                if (!v)
-                        return -EBADMSG;
-                *v++ = '\0';
-                if (strcmp(line, "files") == 0) {
-                        char *sp = strchr(v, ' ');
-                        uint64_t a, b;
-                        if (!sp)
-                                return -EBADMSG;
-                        *sp = '\0';
-                        if (parse_uint_strict(v, 4095, &a) < 0 ||
-                            parse_uint_strict(sp + 1, 4095, &b) < 0)
-                                return -EBADMSG;
-                        d.hosts_err = (int) a;
-                        d.resolv_err = (int) b;
-                } else if (strcmp(line, "drop") == 0) {
-                        if (parse_uint_strict(v, 4095, &n) < 0 || n == 0)
-                                return -EBADMSG;
-                        d.drop_err = (int) n;
-                } else if (strcmp(line, "src") == 0 && !d.have_src &&
-                           (strcmp(v, "hosts") == 0 || strcmp(v, "dns") == 0)) {
-                        d.have_src = true;
-                        d.from_hosts = strcmp(v, "hosts") == 0;
-                } else if (strcmp(line, "servers") == 0)
-                        (void) log_escape(v, strlen(v), d.servers, sizeof(d.servers));
-                else if (strcmp(line, "err") == 0)
-                        (void) log_escape(v, strlen(v), d.err, sizeof(d.err));
-                else if (strcmp(line, "ares") == 0) {
-                        if (parse_uint_strict(v, 1000, &n) < 0 || n == ARES_SUCCESS)
-                                return -EBADMSG;
-                        d.ares = (int) n;
-                } else if (strcmp(line, "ttl") == 0 && !d.have_ttl) {
-                        if (parse_uint_strict(v, UINT32_MAX, &n) < 0)
-                                return -EBADMSG;
-                        d.ttl = (unsigned) n;
-                        d.have_ttl = true;
-                } else if (strcmp(line, "addr") == 0) {
-                        nsid_resolv_addr a = { .family = AF_INET };
-                        if (inet_pton(AF_INET, v, a.addr) != 1) {
-                                a.family = AF_INET6;
-                                if (inet_pton(AF_INET6, v, a.addr) != 1)
-                                        return -EBADMSG;
-                        }
-                        add_addr(&d.l, &a);
-                } else
-                        return -EBADMSG;
-        }
-        if (d.drop_err == 0 && !d.have_src)
-                return -EBADMSG;
-        if (d.drop_err == 0 && d.ares < 0 && (!d.have_ttl || d.l.n == 0))
-                return -EBADMSG;
-        d.l.ttl = d.ttl;
-        *ret = d;
-        return 0;
-}
-
 int dns_upcall(const idmap_opts *o, const char *serial_s) {
         char esc[512], who[512];
         key_serial_t key;
@@ -398,7 +306,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         nsid_key_describe kd;
         nsid_dns_request req;
         requester rq = { .pidfd = -1 };
-        lookup l = {};
+        dns_lookup l = {};
         const char *source;
         int r, status = 1, callout_len;
 

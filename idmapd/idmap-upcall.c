@@ -33,6 +33,7 @@
 #include <nsid/worker.h>
 
 #include "fmt-util.h"
+#include "idmap-reply.h"
 #include "nsid-idmap.h"
 #define LAZY_WANT_NFSIDMAP
 #include "lazylib.h"
@@ -362,13 +363,11 @@ static int requester_worker_timeout_ms(const idmap_opts *o) {
 
 static int resolve_requester(const idmap_opts *o, requester *rq,
                              const nsid_idmap_keydesc *kd, answer *ret) {
-        char hd[NFS4_MAX_DOMAIN_LEN], esc[256];
+        char hd[NFS4_MAX_DOMAIN_LEN];
         char *reply = NULL;
         size_t reply_size = 0;
-        answer a = {};
-        int r, err = 0;
-        bool have = false;
-        const char *stage = "lookup";
+        idmap_reply rp;
+        int r;
 
         /* the host's domain, for a container without a valid one of its own */
         r = nfsidmap_init(o);
@@ -395,65 +394,33 @@ static int resolve_requester(const idmap_opts *o, requester *rq,
                 return r;
         }
         if (strlen(reply) != reply_size) {
-                free(reply);
+                free(reply); /* a NUL inside: refused without a log line */
                 return -EBADMSG;
         }
-        for (char *line = reply, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (!next) {
-                        r = -EBADMSG; /* every line ends with \n */
-                        break;
-                }
-                *next++ = '\0';
-                char *v = strchr(line, '=');
-                if (!v) {
-                        r = -EBADMSG;
-                        break;
-                }
-                *v++ = '\0';
-                uint64_t n;
-                if (strcmp(line, "id") == 0 && !have &&
-                    parse_uint_strict(v, UINT32_MAX - 1, &n) >= 0) {
-                        a.id = (uint32_t) n;
-                        have = true;
-                } else if (strcmp(line, "name") == 0 && !have && strlen(v) < sizeof(a.name) &&
-                           nsid_idmap_name_check(v, strlen(v)) >= 0) {
-                        a.is_name = true;
-                        memcpy(a.name, v, strlen(v) + 1);
-                        have = true;
-                } else if (strcmp(line, "err") == 0 && parse_uint_strict(v, 4095, &n) >= 0 &&
-                           n > 0)
-                        err = (int) n;
-                else if (strcmp(line, "stage") == 0 &&
-                         (strcmp(v, "load") == 0 || strcmp(v, "lookup") == 0))
-                        stage = strcmp(v, "load") == 0 ? "load" : "lookup";
-                else if (strcmp(line, "nobody") == 0)
-                        logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s",
-                               kd->kind == NSID_IDMAP_KEY_UID ? "uid" : "gid", kd->name,
-                               log_escape(v, strlen(v), esc, sizeof(esc)));
-                else if (strcmp(line, "creds") == 0)
-                        logmsg(LOG_DEBUG, "requester pid %d: its files were parsed with %s",
-                               (int) rq->pid, log_escape(v, strlen(v), esc, sizeof(esc)));
-                else if (strcmp(line, "baddomain") == 0)
-                        logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
-                               "a valid domain name; using the host's", (int) rq->pid);
-                else {
-                        r = -EBADMSG;
-                        break;
-                }
-        }
+        r = idmap_parse_reply(reply, reply_size, &rp);
         free(reply);
+        /* the notes of the lines before any refused one, in the order the worker writes
+         * them (a note a hostile worker repeats is logged once, with its last text) */
+        if (rp.have_creds)
+                logmsg(LOG_DEBUG, "requester pid %d: its files were parsed with %s",
+                       (int) rq->pid, rp.creds);
+        if (rp.baddomain)
+                logmsg(LOG_WARNING, "requester pid %d: its idmapd.conf Domain is not "
+                       "a valid domain name; using the host's", (int) rq->pid);
+        if (rp.have_nobody)
+                logmsg(LOG_INFO, "%s:%s unknown in the requester's context: %s",
+                       kd->kind == NSID_IDMAP_KEY_UID ? "uid" : "gid", kd->name, rp.nobody);
         if (r == -EBADMSG) {
                 logmsg(LOG_WARNING, "requester pid %d: malformed worker reply", (int) rq->pid);
                 return r;
         }
-        if (err) {
-                if (strcmp(stage, "load") == 0)
+        if (rp.err) {
+                if (rp.stage_load)
                         logmsg(LOG_WARNING, "cannot load the user database of requester pid "
-                               "%d: %s", (int) rq->pid, strerror(err));
-                return -err;
+                               "%d: %s", (int) rq->pid, strerror(rp.err));
+                return -rp.err;
         }
-        if (!have)
+        if (!rp.have)
                 return -EBADMSG;
         /* The process we read for must still be the one that asked (pinned by its pidfd
          * since discovery): an answer read for a process that has exited meanwhile is
@@ -464,7 +431,10 @@ static int resolve_requester(const idmap_opts *o, requester *rq,
                        "its answer is dropped", (int) rq->pid);
                 return r;
         }
-        *ret = a;
+        _Static_assert(sizeof(ret->name) == sizeof(rp.name), "one name size");
+        *ret = (answer) { .is_name = rp.is_name, .id = rp.id };
+        if (rp.is_name)
+                memcpy(ret->name, rp.name, sizeof(ret->name));
         return 0;
 }
 

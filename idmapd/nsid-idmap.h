@@ -11,6 +11,8 @@
 #include <keyutils.h>
 #include <nsid/ns.h>
 
+#include "text-util.h"
+
 #define IDMAP_DEFAULT_TIMEOUT 600u    /* -t default, like nfsidmap */
 #define IDMAP_NEGATIVE_TIMEOUT 5u     /* seconds a rejected id_resolver key stays */
 #define IDMAP_DEFAULT_KEYRING ".id_resolver"
@@ -20,7 +22,6 @@
 #define DNS_MIN_TTL 5u             /* key timeout bounds (keyutils' default_ttl is 5) */
 #define DNS_MAX_TTL 3600u
 #define DNS_HOSTS_TTL 600u /* answers from the container's /etc/hosts */
-#define DNS_MAX_ADDRS 64u
 /* Negative timeout of invalid requests. Not 1 s: the kernel reports ENOKEY instead of the
  * rejection error when the negative key has already expired as the helper exits. */
 #define DNS_INVALID_TTL 5u
@@ -55,12 +56,7 @@ void log_join(int priority, ...) __attribute__((sentinel));
                 if (log_wanted(priority))                                                      \
                         (logmsg)(priority, __VA_ARGS__);                                       \
         } while (0)
-/* A printable, bounded copy of untrusted text for log lines (non-printable bytes as \xNN,
- * at most 160 bytes shown then "..."). */
-const char *log_escape(const char *s, size_t len, char *buf, size_t size);
-
-/* Strict decimal parsing: digits only, no leading zero (except "0"), <= max. */
-int parse_uint_strict(const char *s, uint64_t max, uint64_t *ret);
+/* log_escape(), parse_uint_strict(): text-util.h */
 int parse_key_serial(const char *s, key_serial_t *ret);
 
 /* Read a whole (small) file of the host into a NUL-terminated buffer; -EFBIG over max. */
