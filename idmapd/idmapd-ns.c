@@ -489,14 +489,18 @@ typedef struct prune_view {
         size_t n;
         char boot_id[37];
         int64_t scan_started_s; /* wall clock */
+        bool kept_recent;       /* a row was kept only for being recent: prune again later */
 } prune_view;
 
 static int prune_live(const nsid_registry_entry *e, void *userdata) {
-        const prune_view *pv = userdata;
+        prune_view *pv = userdata;
         if (!e->boot_id || strcmp(e->boot_id, pv->boot_id) != 0)
                 return 0; /* a netns of another boot */
-        if (e->last_seen >= pv->scan_started_s - 2)
-                return 1; /* bound or refreshed while the scan ran: not known to be gone */
+        if (e->last_seen >= pv->scan_started_s - 2) {
+                /* bound or refreshed while the scan ran: not known to be gone (yet) */
+                pv->kept_recent = true;
+                return 1;
+        }
         for (size_t i = 0; i < pv->n; i++) {
                 if (pv->v[i].id.dev != e->netns.dev || pv->v[i].id.ino != e->netns.ino)
                         continue;
@@ -530,6 +534,10 @@ static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_star
         if (access(path, F_OK) < 0 || nsid_registry_open(path, 0, &reg) < 0)
                 return;
         int r = nsid_registry_prune(reg, prune_live, &pv);
+        /* Rows kept for being recent may be of namespaces that went right after: without
+         * this, nothing forgotten later, they would stay until some other netns goes. */
+        if (pv.kept_recent)
+                atomic_store(&prune_wanted, true);
         if (r > 0)
                 dm_log(LOG_INFO, NULL, "registry: %d binding%s of network namespaces that are "
                        "gone removed", r, r == 1 ? "" : "s");
