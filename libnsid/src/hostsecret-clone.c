@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hmac-internal.h"
 #include "hostsecret-internal.h"
 #include "log-internal.h"
 #include "macro.h"
@@ -75,7 +75,7 @@ static int fp_hash(const uint8_t secret[16], const char *label, const void *valu
                    char ret[HEX_ID]) {
         static const char hex[] = "0123456789abcdef";
         uint8_t msg[128], md[32];
-        size_t ll = strlen(label), ml = 10 + ll + 1 + len, outl = 0;
+        size_t ll = strlen(label), ml = 10 + ll + 1 + len;
 
         if (ml > sizeof(msg))
                 return -EINVAL;
@@ -83,10 +83,11 @@ static int fp_hash(const uint8_t secret[16], const char *label, const void *valu
         memcpy(msg + 10, label, ll);
         msg[10 + ll] = 0;
         memcpy(msg + 11 + ll, value, len);
-        if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, secret, 16, msg, ml, md, sizeof(md),
-                       &outl) ||
-            outl != sizeof(md))
-                return -EIO;
+        {
+                const struct iovec iov = { msg, ml };
+                if (nsid_hmac_sha256(NSID_HMAC_ANY, secret, 16, &iov, 1, md) < 0)
+                        return -EIO;
+        }
         for (size_t i = 0; i < 16; i++) {
                 ret[2 * i] = hex[md[i] >> 4];
                 ret[2 * i + 1] = hex[md[i] & 15];

@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/core_names.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +10,7 @@
 
 #include "file-internal.h"
 #include "hostsecret-internal.h"
+#include "hmac-internal.h"
 #include "log-internal.h"
 #include "macro.h"
 #include "nsid/file.h"
@@ -142,48 +141,29 @@ static void put_be32(uint8_t *p, uint32_t v) {
 _public_ int nsid_identity_derive(const uint8_t secret[NSID_ID128_SIZE], const char *app,
                                   const char *key, char ret[NSID_IDENTITY_STRING_SIZE]) {
         static const char hex[] = "0123456789abcdef";
-        uint8_t md[EVP_MAX_MD_SIZE], len[4];
-        unsigned md_len = 0;
-        size_t app_len, key_len;
-        int r = -EIO;
+        uint8_t md[NSID_HMAC_SHA256_SIZE], app_len[4], key_len[4];
+        int r;
 
         assert_return(secret, -EINVAL);
         assert_return(ret, -EINVAL);
         assert_return(nsid_app_validate(app) == 0, -EINVAL);
         assert_return(nsid_key_validate(key) == 0, -EINVAL);
 
-        app_len = strlen(app);
-        key_len = strlen(key);
-
-        EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-        EVP_MAC_CTX *mctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-        if (!mctx)
-                goto out;
+        put_be32(app_len, (uint32_t) strlen(app));
+        put_be32(key_len, (uint32_t) strlen(key));
         {
-                OSSL_PARAM params[] = {
-                        OSSL_PARAM_construct_utf8_string("digest", (char *) "SHA256", 0),
-                        OSSL_PARAM_construct_end(),
+                const struct iovec msg[] = {
+                        { (void *) IDENTITY_MSG_VERSION, strlen(IDENTITY_MSG_VERSION) },
+                        { app_len, 4 },
+                        { (void *) app, strlen(app) },
+                        { key_len, 4 },
+                        { (void *) key, strlen(key) },
                 };
-                size_t outl = 0;
-
-                if (EVP_MAC_init(mctx, secret, NSID_ID128_SIZE, params) != 1)
-                        goto out;
-                if (EVP_MAC_update(mctx, (const uint8_t *) IDENTITY_MSG_VERSION,
-                                   strlen(IDENTITY_MSG_VERSION)) != 1)
-                        goto out;
-                put_be32(len, (uint32_t) app_len);
-                if (EVP_MAC_update(mctx, len, 4) != 1 ||
-                    EVP_MAC_update(mctx, (const uint8_t *) app, app_len) != 1)
-                        goto out;
-                put_be32(len, (uint32_t) key_len);
-                if (EVP_MAC_update(mctx, len, 4) != 1 ||
-                    EVP_MAC_update(mctx, (const uint8_t *) key, key_len) != 1)
-                        goto out;
-                if (EVP_MAC_final(mctx, md, &outl, sizeof(md)) != 1 || outl < 16)
-                        goto out;
-                md_len = (unsigned) outl;
+                r = nsid_hmac_sha256(NSID_HMAC_ANY, secret, NSID_ID128_SIZE, msg,
+                                     ELEMENTSOF(msg), md);
         }
-        (void) md_len;
+        if (r < 0)
+                return r;
 
         /* RFC 4122 version 4, variant 10xx, as systemd's app-specific ids. */
         md[6] = (uint8_t) ((md[6] & 0x0f) | 0x40);
@@ -193,14 +173,8 @@ _public_ int nsid_identity_derive(const uint8_t secret[NSID_ID128_SIZE], const c
                 ret[2 * i + 1] = hex[md[i] & 15];
         }
         ret[32] = '\0';
-        r = 0;
-out:
         OPENSSL_cleanse(md, sizeof(md));
-        EVP_MAC_CTX_free(mctx);
-        EVP_MAC_free(mac);
-        if (r < 0)
-                log_debug("identity: HMAC-SHA256 failed in libcrypto");
-        return r;
+        return 0;
 }
 
 /* ---- nsid_identity objects ---- */
