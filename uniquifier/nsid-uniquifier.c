@@ -299,7 +299,13 @@ static bool set_prepare(ctx *c, nsid_ns *netns, const nsid_proc *proc, const cha
                          "that does not answer?); a random key is used",
                          arg.timeout_ms);
 
-        job->has_nfs = known_nfs >= 0 ? known_nfs : nsid_netns_has_nfs_mounts(&nsid);
+        /* The kernel's list of the netns's NFS volumes, through the process when there is
+         * one (one file); else every process of the host is looked at. */
+        job->has_nfs = known_nfs;
+        if (job->has_nfs < 0 && proc)
+                job->has_nfs = nsid_netns_nfs_volumes(proc, netns);
+        if (job->has_nfs < 0)
+                job->has_nfs = nsid_netns_has_nfs_mounts(&nsid);
         /* nsid may replace what it set itself from a lower-priority key, but not under
          * existing NFS mounts (it would not take effect) unless forced. */
         job->replaceable = nsid_identity_get_replaced(job->id);

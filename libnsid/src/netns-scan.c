@@ -510,6 +510,62 @@ _public_ int nsid_netns_has_nfs_mounts(const nsid_ns_id *id) {
         return 0;
 }
 
+/* The volumes file: a header line, then one line per mounted volume (nfs_volume_list_show()
+ * in fs/nfs/client.c, the same in 6.1 and 6.12). A file too large to read has volumes. */
+#define NFS_VOLUMES_MAX (4u * 1024u * 1024u)
+
+static int proc_in_netns(const nsid_proc *proc, const nsid_ns_id *want) {
+        _cleanup_(nsid_ns_unrefp) nsid_ns *cur = NULL;
+        nsid_ns_id id;
+        int r;
+
+        r = nsid_proc_open_ns(proc, NSID_NS_NET, &cur);
+        if (r >= 0)
+                r = nsid_ns_get_id(cur, &id);
+        if (r < 0)
+                return r;
+        return cmp_id(&id, want) == 0 ? 0 : -ESTALE;
+}
+
+_public_ int nsid_netns_nfs_volumes(const nsid_proc *proc, const nsid_ns *netns) {
+        _cleanup_free_ char *data = NULL;
+        nsid_ns_id want;
+        const char *nl;
+        size_t size = 0;
+        int r;
+
+        assert_return(proc, -EINVAL);
+        assert_return(netns, -EINVAL);
+        assert_return(nsid_ns_get_type(netns) == NSID_NS_NET, -EINVAL);
+
+        r = nsid_ns_get_id(netns, &want);
+        if (r < 0)
+                return r;
+        /* /proc/PID/net is the netns the process is in when the file is opened: checked
+         * before and after, so a process that moved in between is not believed. */
+        r = proc_in_netns(proc, &want);
+        if (r < 0)
+                return r;
+        r = nsid_proc_read_file(proc, "net/nfsfs/volumes", NFS_VOLUMES_MAX, &data, &size);
+        if (r == -ENOENT)
+                data = NULL; /* no nfs module: nothing can be mounted */
+        else if (r == -EFBIG)
+                data = NULL;
+        else if (r < 0)
+                return r;
+        {
+                int again = proc_in_netns(proc, &want);
+                if (again < 0)
+                        return again;
+        }
+        if (r == -EFBIG)
+                return 1;
+        if (!data)
+                return 0;
+        nl = memchr(data, '\n', size);
+        return nl && (size_t) (nl - data) + 1 < size ? 1 : 0;
+}
+
 /* ---- cookies and boot id ---- */
 
 struct cookie_args {

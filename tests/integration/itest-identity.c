@@ -216,6 +216,28 @@ static void test_no_nfs_module(void **state) {
         reap(pid);
 }
 
+/* nsid_netns_nfs_volumes(): a process in the netns answers (0 here: the netns has just been
+ * made; 0 also when no nfs module is loaded); a process that is not in the netns asked about
+ * is refused (-ESTALE), as is one that moved out after being opened. Volumes that exist are
+ * counted by the lab (tests/vm/scenarios/identity-hooks.sh: "too-late" through the hooks). */
+static void test_nfs_volumes(void **state) {
+        pid_t pid = spawn_netns(NULL);
+        nsid_proc *p = NULL, *self = NULL;
+        nsid_ns *ns = NULL;
+
+        (void) state;
+        open_pid(pid, &p, &ns);
+        assert_int_equal(nsid_netns_nfs_volumes(p, ns), 0);
+        assert_int_equal(nsid_proc_open_self(&self), 0);
+        assert_int_equal(nsid_netns_nfs_volumes(self, ns), -ESTALE);
+        reap(pid);
+        /* gone: its /proc entry, and with it the netns's, cannot be read any more */
+        assert_true(nsid_netns_nfs_volumes(p, ns) < 0);
+        nsid_ns_unref(ns);
+        nsid_proc_unref(p);
+        nsid_proc_unref(self);
+}
+
 static void test_scan_cookie_live(void **state) {
         pid_t pid = spawn_netns(NULL);
         nsid_proc *p = NULL;
@@ -651,6 +673,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nfs_client_decisions),
                 cmocka_unit_test(test_no_nfs_module),
+                cmocka_unit_test(test_nfs_volumes),
                 cmocka_unit_test(test_scan_cookie_live),
                 cmocka_unit_test(test_mountinfo_parser),
                 cmocka_unit_test(test_identity_for_ns),

@@ -50,6 +50,14 @@ NSID_API_WARN_UNUSED int nsid_netns_info_open(const nsid_netns_info *info, nsid_
  * to set the uniquifier" test), 0 if not. */
 int nsid_netns_has_nfs_mounts(const nsid_ns_id *id);
 
+/* 1 if the NFS client of netns has mounted volumes, 0 if not (or if no NFS client is loaded):
+ * the kernel's own list for that netns, /proc/PID/net/nfsfs/volumes, read through proc, a
+ * process in netns. It counts the mounts made from netns (whose client uses its identifier)
+ * wherever they are visible, and costs one file however many processes the host has.
+ * -ESTALE when proc is not (or no longer) in netns; then nsid_netns_has_nfs_mounts() is the
+ * way. */
+NSID_API_WARN_UNUSED int nsid_netns_nfs_volumes(const nsid_proc *proc, const nsid_ns *netns);
+
 /* The netns cookie (SO_NETNS_COOKIE) of a network namespace: unique within a boot, unlike
  * its inode number. Obtained from a short-lived thread that joins the netns. */
 NSID_API_WARN_UNUSED int nsid_netns_get_cookie(nsid_ns *netns, uint64_t *ret);

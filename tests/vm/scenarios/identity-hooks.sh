@@ -85,6 +85,15 @@ check "... naming them" test $? = 0
 "$UNIQ" set --pid "$(container_pid b1)" --key late-b1 > /run/nsid-lab/late.out 2>&1; rc=$?
 check_eq "set on a netns with NFS already mounted: exit 4 (too late)" 4 "$rc"
 check "... and says so" grep -q "too-late" /run/nsid-lab/late.out
+# the OCI hook on a netns already mounted: the kernel's list of b2's NFS volumes says so
+st=$(printf '{"ociVersion":"1.0.2","id":"late-b2","status":"creating","pid":%s,"bundle":"/run/x"}' "$(container_pid b2)")
+"$UNIQ" oci-hook <<<"$st" > /run/nsid-lab/late2.out 2>&1; rc=$?
+check_eq "oci-hook on a netns with NFS already mounted: exit 0 (the container starts)" 0 "$rc"
+check "... and says too-late" grep -q "container-id too-late" /run/nsid-lab/late2.out
+# the kernel's hmac(sha256) (AF_ALG), which derivation uses here, against libcrypto's
+"$LAB_BUILD/tests/unit/unit-hmac" > /run/nsid-lab/hmac.out 2>&1; rc=$?
+check_eq "unit-hmac in the guest: the kernel's HMAC-SHA256 = libcrypto's (exit 0, not 77)" 0 "$rc"
+check "... none of its tests skipped" grep -q "4 passed, 0 failed, 0 skipped" /run/nsid-lab/hmac.out
 finding identity-hooks-baseline "same boot, 2 containers hostname dup without nsid: $bconf confirmed client(s)"
 
 lab_done
