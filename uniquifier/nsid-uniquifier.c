@@ -659,23 +659,15 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
 }
 
 /* Whether we run in a user namespace other than the initial one: a rootless engine (Podman
- * run by a user) runs its hooks in the user namespace it made. 1 yes, 0 no, negative errno
- * when our own uid_map cannot be read. */
+ * run by a user) runs its hooks in the user namespace it made. NFS cannot be mounted from
+ * there whatever its ids map to: the kernel asks for CAP_SYS_ADMIN in the initial user
+ * namespace, whose inode number is reserved. 1 yes, 0 no, negative errno. */
 static int in_child_userns(void) {
-        nsid_proc *self = NULL;
-        nsid_idmap *m = NULL;
-        int r;
+        struct stat st;
 
-        r = nsid_proc_open_self(&self);
-        if (r < 0)
-                return r;
-        r = nsid_idmap_load_proc(self, NSID_IDMAP_UID, &m);
-        nsid_proc_unref(self);
-        if (r < 0)
-                return r;
-        r = nsid_idmap_is_identity(m);
-        nsid_idmap_unref(m);
-        return r < 0 ? r : !r;
+        if (stat("/proc/self/ns/user", &st) < 0)
+                return -errno;
+        return (uint64_t) st.st_ino != nsid_ns_type_initial_ino(NSID_NS_USER);
 }
 
 static int cmd_oci_hook(int argc, char **argv) {
