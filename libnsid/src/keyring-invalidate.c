@@ -27,6 +27,7 @@
 
 #include "log-internal.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "proc-util.h"
 
 #define PROC_KEYS_MAX (64u * 1024 * 1024)
@@ -123,17 +124,20 @@ _public_ int nsid_keyring_invalidate_keys_in(int32_t ring, const char *type,
                 }
                 size = (m + 3) & ~3L; /* grew meanwhile: again with what it needs */
         }
+        /* the description holds names a container chose: escaped, and cut, for the log */
+        char shown[4 * 128 + 1];
+        escape_bytes(description, strnlen(description, 128), shown);
         for (size_t i = 0; i < (size_t) size / sizeof(int32_t); i++) {
                 /* dead keys not yet collected are still listed: they fail to describe */
                 if (key_is(list[i], type, UINT32_MAX, description) != 1)
                         continue;
                 if (syscall(SYS_keyctl, KEYCTL_INVALIDATE, (long) list[i], 0L, 0L, 0L) == 0) {
                         n++;
-                        log_debug("invalidated key %d (%s %s)", list[i], type, description);
+                        log_debug("invalidated key %d (%s %s)", list[i], type, shown);
                 } else {
                         failed++;
-                        log_debug("cannot invalidate key %d (%s %s): %s", list[i], type,
-                                  description, strerror(errno));
+                        log_debug("cannot invalidate key %d (%s %s): %s", list[i], type, shown,
+                                  strerror(errno));
                 }
         }
         free(list);

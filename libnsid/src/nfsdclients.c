@@ -15,6 +15,7 @@
 #include "log-internal.h"
 #include "macro.h"
 #include "nfsdinfo-internal.h"
+#include "parse-util.h"
 #include "nsid/nfsdclients.h"
 #include "siphash.h"
 
@@ -350,7 +351,7 @@ static int finding_add(nsid_nfsd_clients *c, nsid_nfsd_finding_kind kind, obs **
                 free(f->hosts);
                 return -ENOMEM;
         }
-        nfsd_owner_escape(group[0]->name, group[0]->name_len, f->owner_escaped);
+        escape_bytes(group[0]->name, group[0]->name_len, f->owner_escaped);
         /* the group is sorted by host: one entry per distinct host */
         for (size_t i = 0; i < n; i++) {
                 if (confirmed_only && !group[i]->confirmed)

@@ -50,8 +50,5 @@ bool nfsd_status_confirmed(nfsd_status s);
  * (no judgement possible). */
 int nfsd_owner_has_uniquifier(const uint8_t *name, size_t len);
 
-/* Escape len bytes for printing as the kernel does: printable ASCII as is, but '"', '\' and
- * everything else as \xHH. out must hold 4 * len + 1 bytes. */
-void nfsd_owner_escape(const uint8_t *name, size_t len, char *out);
 
 #endif

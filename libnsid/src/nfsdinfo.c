@@ -194,20 +194,3 @@ int nfsd_owner_has_uniquifier(const uint8_t *name, size_t len) {
         return minor == 0 ? slashes >= 2 : slashes >= 1;
 }
 
-void nfsd_owner_escape(const uint8_t *name, size_t len, char *out) {
-        static const char hex[] = "0123456789abcdef";
-        size_t o = 0;
-
-        for (size_t i = 0; i < len; i++) {
-                uint8_t c = name[i];
-                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-                        out[o++] = (char) c;
-                else {
-                        out[o++] = '\\';
-                        out[o++] = 'x';
-                        out[o++] = hex[c >> 4];
-                        out[o++] = hex[c & 15];
-                }
-        }
-        out[o] = 0;
-}

@@ -133,3 +133,22 @@ int unhexchar(char c) {
                 return c - 'A' + 10;
         return -1;
 }
+
+void escape_bytes(const void *p, size_t len, char *out) {
+        const uint8_t *name = p;
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                uint8_t c = name[i];
+                if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+                        out[o++] = (char) c;
+                else {
+                        out[o++] = '\\';
+                        out[o++] = 'x';
+                        out[o++] = hex[c >> 4];
+                        out[o++] = hex[c & 15];
+                }
+        }
+        out[o] = 0;
+}

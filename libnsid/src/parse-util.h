@@ -34,4 +34,9 @@ bool utf8_valid(const void *s, size_t len);
 /* The value of one hex digit (either case), or -1. */
 int unhexchar(char c);
 
+/* Escape len bytes for a log line or a report as the kernel's seq_escape_mem() does:
+ * printable ASCII as is, but '"', '\\' and everything else as \xHH. out must hold 4 * len + 1
+ * bytes. */
+void escape_bytes(const void *p, size_t len, char *out);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nfsdinfo-internal.h"
+#include "parse-util.h"
 #include "nsid/nfsdclients.h"
 
 #include "fuzz-check.h"
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r == 0) {
                 CHECK(info.name_len <= NFSD_OWNER_MAX);
                 CHECK(memchr(info.host, 0, sizeof(info.host)));
-                nfsd_owner_escape(info.name, info.name_len, esc);
+                escape_bytes(info.name, info.name_len, esc);
                 CHECK(strlen(esc) <= info.name_len * 4);
                 for (const char *p = esc; *p; p++)
                         CHECK(*p >= 0x20 && *p < 0x7f && *p != '"');

@@ -36,6 +36,8 @@
 #include "test-skip.h" /* after cmocka.h */
 
 #include <nsid/kernel.h>
+#include <nsid/log.h>
+#include <syslog.h>
 
 #define TYPE "user"
 #define DESC "uid:alice@example.test"
@@ -132,12 +134,47 @@ static void test_forged_lines(void **state) {
                          -ENOENT);
 }
 
+/* The library's debug line about an invalidated key: a description a container chose (a name
+ * with a newline that forges a second log line, an ESC sequence) is shown escaped, never raw. */
+static char logged[8192];
+
+static void capture(int priority, const char *message, void *userdata) {
+        (void) priority;
+        (void) userdata;
+        strncat(logged, message, sizeof(logged) - strlen(logged) - 2);
+        strcat(logged, "\n");
+}
+
+static void test_log_escapes_description(void **state) {
+        static const char hostile[] = "uid:eve\nnsid-idmapd[1]: forged line\x1b[31m@example.test";
+        char ring_name[64];
+
+        (void) state;
+        assert_true(kctl(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) > 0);
+        snprintf(ring_name, sizeof(ring_name), "nsid-itest-esc-%d", (int) getpid());
+        int32_t ring = add_key("keyring", ring_name, NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(ring > 0);
+        assert_true(add_key(TYPE, hostile, "4001", ring) > 0);
+        logged[0] = '\0';
+        nsid_log_set_handler(capture, NULL);
+        nsid_log_set_max_priority(LOG_DEBUG);
+        assert_int_equal(nsid_keyring_invalidate_keys_in(ring, TYPE, hostile, NULL), 1);
+        nsid_log_set_handler(NULL, NULL);
+        nsid_log_set_max_priority(LOG_WARNING);
+        printf("logged: %s", logged);
+        assert_non_null(strstr(logged, "uid:eve\\x0ansid-idmapd[1]: forged line\\x1b[31m@example.test"));
+        assert_null(strchr(logged, '\x1b'));
+        /* one message, one line: the newline inside the name did not start another */
+        assert_int_equal(strchr(logged, '\n') - logged, (long) strlen(logged) - 1);
+}
+
 int main(void) {
         if (getuid() != 0)
                 skip_all("not root: the test chowns keys to another user (KEYCTL_CHOWN; run "
                          "as root)");
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_forged_lines),
+                cmocka_unit_test(test_log_escapes_description),
         };
         return run_test_group(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "test-skip.h" /* after cmocka.h */
 
 #include "nfsdinfo-internal.h"
+#include "parse-util.h"
 #include <nsid/nfsdclients.h>
 
 #define INFO_612(addr, status, name, minor)                                                    \
@@ -68,7 +69,7 @@ static void test_parse_escapes(void **state) {
         assert_int_equal(nfsd_info_parse(s, strlen(s), &i), 0);
         assert_int_equal(i.name_len, 8);
         assert_memory_equal(i.name, "a\0b\"c\\\xff\n", 8);
-        nfsd_owner_escape(i.name, i.name_len, esc);
+        escape_bytes(i.name, i.name_len, esc);
         assert_string_equal(esc, "a\\x00b\\x22c\\x5c\\xff\\x0a");
         /* older kernels' seq_escape_mem_ascii() wrote \\ for a backslash */
         s = "address: \"1.2.3.4:5\"\nname: \"a\\\\b\"\n";
