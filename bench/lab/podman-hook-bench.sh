@@ -70,7 +70,7 @@ for i in $(seq 1 "$N"); do
   wait_for 10 sh -c "[ /proc/$hp/exe -ef $(type -P sleep) ]"
   st=$(printf '{"ociVersion":"1.0.2","id":"bench-%s-%s","status":"creating","pid":%s,"bundle":"/run/x"}' "$i" "$RANDOM" "$hp")
   t0=$(lab_ms)
-  /usr/sbin/nsid-uniquifier --quiet oci-hook <<<"$st" || note "hook run $i failed"
+  /usr/sbin/nsid-uniquifier --quiet oci-hook <<<"$st" >/dev/null || note "hook run $i failed"
   echo $(( $(lab_ms) - t0 )) >> "$PODMAN_WORK/hook"
   kill "$hp"; wait "$hp" 2>/dev/null
 done
