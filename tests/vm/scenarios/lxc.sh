@@ -71,6 +71,13 @@ for n in c1 c2 c3; do
 done
 p1=$(lxc_pid c1)
 note "what tells c1 apart on the host (for nsidctl status): init pid $p1, cgroup $(tr '\n' ' ' < "/proc/$p1/cgroup"), environ container=$(tr '\0' '\n' < "/proc/$p1/environ" | sed -n 's/^container=//p'), parent $(cat "/proc/$(awk '{print $4}' "/proc/$p1/stat")/cmdline" | tr '\0' ' ')"
+# nsidctl status names each by engine and name (from its cgroup, lxc.payload.NAME)
+st=$(/usr/sbin/nsidctl status 2>&1)
+printf '%s\n' "$st" | sed 's/^/# status: /'
+for n in c1 c2 c3; do
+  check "nsidctl status lists $n as an lxc container" \
+    grep -qE "^$(stat -L -c %i "/proc/$(lxc_pid "$n")/ns/net") +$(lxc_pid "$n") +lxc +$n " <<<"$st"
+done
 nfs_server_wait_grace
 for n in c1 c2 c3; do check "$n mounts the export from inside (lxc-attach)" lxc_mount "$n"; done
 for n in c1 c2 c3; do
