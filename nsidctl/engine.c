@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -150,29 +151,38 @@ int engine_from_cgroup(const char *cgroup, engine_ref *ret) {
         return -ENOENT;
 }
 
-int engine_conmon_name(const char *cmdline, size_t size, char *buf, size_t bufsize) {
+/* The value of an option in a NUL-separated argv: "SHORT VALUE", "LONG VALUE" or
+ * "LONG=VALUE" (the first one given). NULL if none; *ret_len its length. */
+static const char *argv_option(const char *cmdline, size_t size, const char *shortopt,
+                               const char *longopt, size_t *ret_len) {
         const char *p = cmdline, *end = cmdline + size, *val = NULL;
+        size_t ll = strlen(longopt);
 
         while (p < end) {
                 size_t n = strnlen(p, (size_t) (end - p));
                 const char *next = p + n + 1;
 
-                if ((n == 2 && memcmp(p, "-n", 2) == 0) ||
-                    (n == 6 && memcmp(p, "--name", 6) == 0)) {
+                if ((n == strlen(shortopt) && memcmp(p, shortopt, n) == 0) ||
+                    (n == ll && memcmp(p, longopt, ll) == 0)) {
                         if (next < end)
                                 val = next;
                         break;
                 }
-                if (n > 7 && memcmp(p, "--name=", 7) == 0) {
-                        val = p + 7;
+                if (n > ll + 1 && memcmp(p, longopt, ll) == 0 && p[ll] == '=') {
+                        val = p + ll + 1;
                         break;
                 }
                 p = next;
         }
         if (!val)
-                return -ENOENT;
-        size_t n = strnlen(val, (size_t) (end - val));
-        if (n == 0)
+                return NULL;
+        *ret_len = strnlen(val, (size_t) (end - val));
+        return val;
+}
+
+/* A name of printable characters without blanks, copied into buf. */
+static int take_arg_name(const char *val, size_t n, char *buf, size_t bufsize) {
+        if (!val || n == 0)
                 return -ENOENT;
         if (n >= bufsize)
                 return -ENAMETOOLONG;
@@ -182,6 +192,34 @@ int engine_conmon_name(const char *cmdline, size_t size, char *buf, size_t bufsi
         memcpy(buf, val, n);
         buf[n] = '\0';
         return 0;
+}
+
+int engine_conmon_name(const char *cmdline, size_t size, char *buf, size_t bufsize) {
+        size_t n = 0;
+        const char *val = argv_option(cmdline, size, "-n", "--name", &n);
+
+        return take_arg_name(val, n, buf, bufsize);
+}
+
+int engine_nspawn_name(const char *cmdline, size_t size, char *buf, size_t bufsize) {
+        size_t n = 0;
+        const char *val = argv_option(cmdline, size, "-M", "--machine", &n);
+
+        if (val)
+                return take_arg_name(val, n, buf, bufsize);
+        /* without a machine name, nspawn names the container after its directory */
+        val = argv_option(cmdline, size, "-D", "--directory", &n);
+        if (!val)
+                return -ENOENT;
+        while (n > 1 && val[n - 1] == '/')
+                n--;
+        for (size_t i = n; i > 0; i--)
+                if (val[i - 1] == '/') {
+                        val += i;
+                        n -= i;
+                        break;
+                }
+        return take_arg_name(val, n, buf, bufsize);
 }
 
 static ssize_t read_at(const char *proc_root, pid_t pid, const char *file, char *buf,
@@ -253,4 +291,30 @@ int engine_name_podman(const char *proc_root, pid_t pid, engine_ref *ref) {
         if (!id_ok)
                 return -ENOENT;
         return engine_conmon_name(cmd, (size_t) n, ref->name, sizeof(ref->name));
+}
+
+int engine_from_nspawn_parent(const char *proc_root, pid_t pid, engine_ref *ret) {
+        char stat_text[1024], comm[32], cmd[16384], path[256];
+        struct stat st;
+        ssize_t n;
+        pid_t ppid;
+
+        if (read_at(proc_root, pid, "stat", stat_text, sizeof(stat_text)) <= 0)
+                return -ESRCH;
+        ppid = stat_ppid(stat_text);
+        if (!ppid)
+                return -ENOENT;
+        /* comm is any process's own choice: the parent must also run as root (or as the
+         * user asking), so that no other user can lend a name */
+        snprintf(path, sizeof(path), "%s/%d", proc_root, (int) ppid);
+        if (stat(path, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()))
+                return -ENOENT;
+        if (read_at(proc_root, ppid, "comm", comm, sizeof(comm)) <= 0 ||
+            strcmp(comm, "systemd-nspawn\n") != 0)
+                return -ENOENT;
+        *ret = (engine_ref) { .engine = "nspawn" };
+        n = read_at(proc_root, ppid, "cmdline", cmd, sizeof(cmd));
+        if (n > 0)
+                (void) engine_nspawn_name(cmd, (size_t) n, ret->name, sizeof(ret->name));
+        return 0;
 }

@@ -41,4 +41,16 @@ int engine_conmon_name(const char *cmdline, size_t size, char *buf, size_t bufsi
  * was filled. */
 int engine_name_podman(const char *proc_root, pid_t pid, engine_ref *ref);
 
+/* The name systemd-nspawn gives its container from a NUL-separated argv: "-M NAME" /
+ * "--machine[=]NAME", else the last component of "-D DIR" / "--directory[=]DIR". 0 and the
+ * name in buf, -ENOENT if it has neither, -ENAMETOOLONG. */
+int engine_nspawn_name(const char *cmdline, size_t size, char *buf, size_t bufsize);
+
+/* For a process no engine's cgroup names: a container systemd-nspawn runs without
+ * registering it (--register=no, or no systemd-machined): its first process's parent is
+ * systemd-nspawn (comm), running as root or as the caller. Reads /proc/PID/stat and
+ * /proc/PPID/{comm,cmdline} under proc_root. 0 and *ret (engine "nspawn", the name when its
+ * command line gives one), -ENOENT if the parent is not that, -ESRCH if pid is gone. */
+int engine_from_nspawn_parent(const char *proc_root, pid_t pid, engine_ref *ret);
+
 #endif

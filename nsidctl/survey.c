@@ -248,9 +248,12 @@ name:
         /* the engine from the cgroup of the namespace's first process; Podman's name from
          * its conmon (the cgroup holds only the id) */
         if (!f->info->initial && f->info->cgroup &&
-            engine_from_cgroup(f->info->cgroup, &f->engine) == 0 && !f->engine.name[0] &&
-            f->info->pid)
-                (void) engine_name_podman("/proc", f->info->pid, &f->engine);
+            engine_from_cgroup(f->info->cgroup, &f->engine) == 0) {
+                if (!f->engine.name[0] && f->info->pid)
+                        (void) engine_name_podman("/proc", f->info->pid, &f->engine);
+        } else if (!f->info->initial && f->info->pid &&
+                   engine_from_nspawn_parent("/proc", f->info->pid, &f->engine) < 0)
+                f->engine = (engine_ref) {};
         f->container = container_name(f);
 }
 

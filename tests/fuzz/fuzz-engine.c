@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nsidctl's engine detection: a cgroup path (below its own cgroup a container names its
- * cgroups as it likes) and conmon's command line. */
+ * cgroups as it likes) conmon's and systemd-nspawn's command lines. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 CHECK(rc == -ENOENT || rc == -EINVAL);
         rc = engine_conmon_name((const char *) data, size, name, sizeof(name));
         CHECK(rc != 0 || (name[0] && strlen(name) <= ENGINE_NAME_MAX));
+        rc = engine_nspawn_name((const char *) data, size, name, sizeof(name));
+        CHECK(rc == -ENOENT || rc == -ENAMETOOLONG ||
+              (rc == 0 && name[0] && strlen(name) <= ENGINE_NAME_MAX));
         free(s);
         return 0;
 }

@@ -162,6 +162,66 @@ static void test_name_from_proc(void **state) {
         assert_int_equal(system(p), 0);
 }
 
+static void test_nspawn_name(void **state) {
+        static const char m[] = "systemd-nspawn\0-q\0-M\0web1\0-D\0/var/lib/machines/x\0";
+        static const char ml[] = "systemd-nspawn\0--machine=db\0";
+        static const char d[] = "systemd-nspawn\0--directory\0/srv/ct/alpine//\0-b\0";
+        static const char dl[] = "systemd-nspawn\0--directory=rel\0";
+        static const char none[] = "systemd-nspawn\0-b\0";
+        static const char bad[] = "systemd-nspawn\0-M\0a b\0";
+        char buf[ENGINE_NAME_MAX + 1];
+
+        (void) state;
+        assert_int_equal(engine_nspawn_name(m, sizeof(m), buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "web1");
+        assert_int_equal(engine_nspawn_name(ml, sizeof(ml), buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "db");
+        assert_int_equal(engine_nspawn_name(d, sizeof(d), buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "alpine");
+        assert_int_equal(engine_nspawn_name(dl, sizeof(dl), buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "rel");
+        assert_int_equal(engine_nspawn_name(none, sizeof(none), buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(engine_nspawn_name(bad, sizeof(bad), buf, sizeof(buf)), -ENOENT);
+        /* a trailing option without its value */
+        assert_int_equal(engine_nspawn_name("systemd-nspawn\0-M", 18, buf, sizeof(buf)),
+                         -ENOENT);
+}
+
+/* An unregistered nspawn container: no engine in the cgroup, the parent of its first process
+ * is systemd-nspawn */
+static void test_nspawn_parent(void **state) {
+        char root[] = "/tmp/nsid-test-engine-XXXXXX", p[600];
+        static const char cmd[] = "systemd-nspawn\0--register=no\0-D\0/srv/ct/payload\0";
+        static const char stat[] = "52 (systemd) S 51 52 1 0 -1 4194560 85 0 0 0\n";
+        engine_ref r = {};
+
+        (void) state;
+        assert_non_null(mkdtemp(root));
+        snprintf(p, sizeof(p), "%s/52", root);
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/51", root);
+        assert_int_equal(mkdir(p, 0755), 0);
+        put(root, "52/stat", stat, sizeof(stat) - 1);
+        put(root, "51/comm", "systemd-nspawn\n", 15);
+        put(root, "51/cmdline", cmd, sizeof(cmd));
+        assert_int_equal(engine_from_nspawn_parent(root, 52, &r), 0);
+        assert_string_equal(r.engine, "nspawn");
+        assert_string_equal(r.name, "payload");
+        /* a parent of another name is not nspawn */
+        put(root, "51/comm", "sh\n", 3);
+        assert_int_equal(engine_from_nspawn_parent(root, 52, &r), -ENOENT);
+        /* a parent owned by another user (when asked by root) lends no name */
+        put(root, "51/comm", "systemd-nspawn\n", 15);
+        if (geteuid() == 0) {
+                snprintf(p, sizeof(p), "%s/51", root);
+                assert_int_equal(chown(p, 65534, 65534), 0);
+                assert_int_equal(engine_from_nspawn_parent(root, 52, &r), -ENOENT);
+        }
+        assert_int_equal(engine_from_nspawn_parent(root, 53, &r), -ESRCH);
+        snprintf(p, sizeof(p), "rm -rf '%s'", root);
+        assert_int_equal(system(p), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_podman),
@@ -170,6 +230,8 @@ int main(void) {
                 cmocka_unit_test(test_bad_input),
                 cmocka_unit_test(test_conmon_name),
                 cmocka_unit_test(test_name_from_proc),
+                cmocka_unit_test(test_nspawn_name),
+                cmocka_unit_test(test_nspawn_parent),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

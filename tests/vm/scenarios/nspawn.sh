@@ -200,6 +200,13 @@ done
 for n in f1 f2 f3; do
   check "$n (--network-namespace-path, mounts at once) mounted" nspawn_mounted "$n"
 done
+# nsidctl status names them: engine nspawn (its payload's parent), the name nspawn was given
+st=$(/usr/sbin/nsidctl status 2>&1)
+printf '%s\n' "$st" | sed 's/^/# status: /'
+for n in f1 f2 f3; do
+  check "nsidctl status lists $n as an nspawn container" \
+    grep -qE "^$(stat -L -c %i "/run/netns/$n") +[0-9]+ +nspawn +$n " <<<"$st"
+done
 note "after the f mounts: $(srv_state); server: $(nfs_server_clients | tr '\n' ';')"
 check_eq "the server lists 3 confirmed clients for f1..f3" 3 \
   "$(for n in f1 f2 f3; do client_name_of "${fip[$n]}"; done | grep -c .)"
