@@ -14,8 +14,9 @@
 #     upcall), the daemon's fds, threads, RSS and registry rows: the baseline;
 #   - WAVES waves of WAVE namespaces (arguments 1 and 2: `make test` runs 1 wave of 160 on
 #     6.12, which passes the per-owner bound (64) two and a half times over, so that most of
-#     the wave is refused; the 2,000 of the issue, 4 waves of 500 on either kernel, which
-#     also pass the unprivileged bound (1024), are `bench-idmapd-bounds`), each held by a `sleep` of uid
+#     the wave is refused; the 2,000 of the issue, 4 waves of 500 on either kernel, are
+#     `bench-idmapd-bounds`; no wave reaches the unprivileged bound, 1024, alive at once), each
+#     held by a `sleep` of uid
 #     65534 (the 2 GiB guest does not hold 2,000 at once with room to spare): each wave is
 #     found by the daemon (served + refused = its size), its figures noted, then killed,
 #     except the last, which stays while container c2 is made, mounted and stats the same
