@@ -4,7 +4,7 @@
 # in one boot: the same checks on the stock nfsv4.ko, then on the patched one.
 # lab-test: 6.1 6.12
 # lab-timeout: 720
-# lab-cost: 210
+# lab-cost: 180
 #
 # nfs-utils alone, no nsid: name mapping on; knfsd in the guest's initial netns answers its
 # channels with rpc.idmapd -S from the server's passwd; no request-key rule for id_resolver,
