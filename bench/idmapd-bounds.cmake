@@ -2,7 +2,7 @@
 # from an unprivileged user (4 waves of 500, the last alive while a real container mounts),
 # then that container is served within its usual time. The lab scenario
 # tests/vm/scenarios/idmapd-bounds.sh with arguments "4 500" (`make test` runs it with one
-# wave); 6.12 by default, NSID_BENCH_KERNEL=6.1 for the other. Figures (daemon fds, threads,
+# wave of 160); 6.12 by default, NSID_BENCH_KERNEL=6.1 for the other. Figures (daemon fds, threads,
 # RSS, registry rows; the container's mount and first lookup before and during) are its
 # "# figures" lines in BUILD/vm-lab/runs/bench-idmapd-bounds-KERNEL/result.tap.
 add_custom_target(bench-idmapd-bounds

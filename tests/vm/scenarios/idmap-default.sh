@@ -17,7 +17,7 @@
 #     the host's context as nfsidmap answers (the daemon is what gives containers their own).
 # lab-test: 6.1 6.12
 # lab-timeout: 600
-# lab-cost: 200
+# lab-cost: 80
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"

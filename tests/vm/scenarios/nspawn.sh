@@ -9,9 +9,10 @@
 #   6.12 (the kernel sends the host an nfs_client "add" uevent for each new netns):
 #     - a container that mounts after network-online: the rule fired for its netns, the
 #       reconcile it started set the identifier before the mount, the server sees it;
-#     - a container that mounts at once: RUNS (argument, default 20) runs, the figure of how
-#       often the mount wins the race against the identifier is printed (finding
-#       nspawn-race); a winner presents "Linux NFSv4.2 app", the shared name;
+#     - a container that mounts at once: RUNS (argument, default 5 in `make test`) runs, the
+#       figure of how often the mount wins the race against the identifier is printed (finding
+#       nspawn-race); a winner presents "Linux NFSv4.2 app", the shared name; the 20 runs of
+#       issue 21's measurement are `bench-nspawn-race` (bench/nspawn-race.cmake);
 #     - a container cannot wait for its identifier itself: nspawn hides /sys/fs from it.
 #   6.1 (no uevent of a container's netns reaches the host: doc/kernel-findings.md):
 #     - the rule never fires for the containers' namespaces; a container that mounts at once
@@ -24,13 +25,13 @@
 #   `systemd-nspawn --network-namespace-path=/run/netns/NAME`: 3 containers mounting at once
 #   are 3 confirmed clients named by their keys' identities.
 # lab-test: 6.1 6.12
-# lab-cost: 250
+# lab-cost: 120
 # lab-timeout: 1200
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/udevd.sh"
 . "$LAB_LIB/nspawn.sh"
-RUNS=${1:-20}
+RUNS=${1:-5}
 W=/run/nsid-lab/nspawn-scenario
 mkdir -p "$W"
 LOGS=$LAB_OUT; [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$W
