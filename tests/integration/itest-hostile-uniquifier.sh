@@ -26,6 +26,8 @@ T=$(mktemp -d /tmp/itest-hostile-uniq.XXXXXX)
 chmod 755 "$T"
 cleanup() {
     [ -f "$T/holders" ] && while read -r p; do kill -9 "$p" 2>/dev/null; done <"$T/holders"
+    # the FUSE servers are children of the containers' shells, not holders: an hour each
+    for f in "$T"/*.fusepid; do [ -s "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
     wait 2>/dev/null
     rm -rf "$T"
 }
