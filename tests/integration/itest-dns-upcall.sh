@@ -178,16 +178,7 @@ if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
         rm -f "$T/etc/hosts"
         mkdir -p "$T/etc/nsidhung"
         ln -s nsidhung/hosts "$T/etc/hosts"
-        cat >"$T/fuse-hang.py" <<'PY'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
-if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-open(sys.argv[2], "w").close()
-time.sleep(3600)
-PY
+        write_fuse_hang "$T/fuse-hang.py"
         s='k=$(keyctl request2 dns_resolver "$1" "" @s 2>&1) || { echo "ERR:$k"; exit 0; }; keyctl pipe "$k"'
         start=$(date +%s%N)
         r=$(ip netns exec "$tag-c1" unshare -m --propagation private sh -c '

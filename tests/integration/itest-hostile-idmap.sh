@@ -20,6 +20,7 @@
 # the same answer; passwd on a FUSE mount that never answers: a negative key (EAGAIN) within
 # the worker's bound while the FUSE server still hangs.
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmap")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, mounts (run as root)"; exit 77; }
@@ -68,16 +69,7 @@ mkdir -p "$T/etc/nsidhung"
 
 # a FUSE "server" that mounts DIR and never reads /dev/fuse (not even INIT): every lookup
 # below DIR waits until this process dies. Writes READY once mounted.
-cat >"$T/fuse-hang.py" <<'PY'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
-if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-open(sys.argv[2], "w").close()
-time.sleep(3600)
-PY
+write_fuse_hang "$T/fuse-hang.py"
 
 # req_container SETUP DESC: in a fresh container (setup = shell run inside it first), request
 # DESC; prints the payload (NULs as '~') or ERR:<message>, and the elapsed ms on stderr.

@@ -203,16 +203,7 @@ kill -9 "$esc" 2>/dev/null
 # in parallel, so two hung containers cost one bound, and the others are set meanwhile. The
 # FUSE servers stay alive throughout (nothing here is released by their death).
 if [ -c /dev/fuse ] && grep -qw fuse /proc/filesystems; then
-cat >"$T/fuse-hang.py" <<'PY'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
-if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-open(sys.argv[2], "w").close()
-time.sleep(3600)
-PY
+write_fuse_hang "$T/fuse-hang.py"
     hung_ctr() { # NAME: a container whose /etc/machine-id is on the never-answering FUSE mount
         cp -a /etc "$T/$1" 2>/dev/null
         mkdir -p "$T/$1/nsidhung"; rm -f "$T/$1/machine-id"; ln -s nsidhung/machine-id "$T/$1/machine-id"

@@ -7,6 +7,7 @@
 # All real: the daemon and its control socket, a container made with unshare (own mount and
 # network namespace), a FUSE mount (/dev/fuse, a server that never reads its requests).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, namespaces, a FUSE mount (run as root)"; exit 77; }
@@ -39,17 +40,8 @@ state-dir = $T/state
 CONF
 printf '[General]\nDomain = host.test\n' >"$T/host-idmapd.conf"
 
-# a FUSE "server" that mounts DIR and never reads /dev/fuse: every lookup below DIR waits
-cat >"$T/fuse-hang.py" <<'PY'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
-if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
-    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
-open(sys.argv[2], "w").close()
-time.sleep(3600)
-PY
+# the FUSE "server" (lib.sh): every lookup below the DIR it mounts waits
+write_fuse_hang "$T/fuse-hang.py"
 # the container's /etc: a directory whose passwd points into the hung mount
 mkdir -p "$T/etc/hung"
 ln -s hung/passwd "$T/etc/passwd"

@@ -7,6 +7,10 @@
 #                             with the identity registry, one "severity check: message" line
 #                             each, or "no registry finding" when it said nothing about it;
 #                             nothing when the registry is ok.
+#   write_fuse_hang PATH      write to PATH a Python FUSE "server": `python3 PATH DIR READY`
+#                             mounts DIR and never reads /dev/fuse (not even INIT), so
+#                             every lookup below DIR waits until it dies; it creates READY
+#                             once mounted (a container's file on a mount that never answers)
 
 wait_for() {
         local now=${EPOCHREALTIME/./} deadline
@@ -29,4 +33,17 @@ for x in f:
         print(x["severity"], x["check"] + ":", x["message"])
 if not f:
     print("no registry finding")'
+}
+
+write_fuse_hang() {
+        cat >"$1" <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"nsid-hung", sys.argv[1].encode(), b"fuse", 2 | 4, opts) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2], "w").close()
+time.sleep(3600)
+PY
 }
