@@ -532,7 +532,7 @@ _public_ int nsid_netns_nfs_volumes(const nsid_proc *proc, const nsid_ns *netns)
         nsid_ns_id want;
         const char *nl;
         size_t size = 0;
-        int r;
+        int r, k;
 
         assert_return(proc, -EINVAL);
         assert_return(netns, -EINVAL);
@@ -547,21 +547,15 @@ _public_ int nsid_netns_nfs_volumes(const nsid_proc *proc, const nsid_ns *netns)
         if (r < 0)
                 return r;
         r = nsid_proc_read_file(proc, "net/nfsfs/volumes", NFS_VOLUMES_MAX, &data, &size);
-        if (r == -ENOENT)
-                data = NULL; /* no nfs module: nothing can be mounted */
-        else if (r == -EFBIG)
-                data = NULL;
-        else if (r < 0)
+        if (r < 0 && r != -ENOENT && r != -EFBIG)
                 return r;
-        {
-                int again = proc_in_netns(proc, &want);
-                if (again < 0)
-                        return again;
-        }
+        k = proc_in_netns(proc, &want);
+        if (k < 0)
+                return k;
+        if (r == -ENOENT)
+                return 0; /* no nfs module: nothing can be mounted */
         if (r == -EFBIG)
                 return 1;
-        if (!data)
-                return 0;
         nl = memchr(data, '\n', size);
         return nl && (size_t) (nl - data) + 1 < size ? 1 : 0;
 }
