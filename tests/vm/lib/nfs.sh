@@ -28,9 +28,15 @@ nfs_modules() {
   echo "$v" > /sys/module/nfsd/parameters/nfs4_disable_idmapping || return 1
 }
 
+# The bridge gets an address of its own. A Linux bridge without one takes the lowest address
+# of its ports and changes it as ports come and go; a container's neighbour entry for the
+# server then names a port that is gone, and its NFS traffic is lost until that entry is
+# probed again (tens of seconds). Seen in kernel-keyns: c1 refreshed its entry while a churn
+# container's veth had the lowest address; after the churn its stat hung for 20 s.
+LAB_BRIDGE_MAC=${LAB_BRIDGE_MAC:-02:6e:73:69:64:01}
 lab_bridge_up() {
   ip link show "$LAB_BRIDGE" >/dev/null 2>&1 && return 0
-  ip link add "$LAB_BRIDGE" type bridge || return 1
+  ip link add "$LAB_BRIDGE" address "$LAB_BRIDGE_MAC" type bridge || return 1
   ip addr add "$LAB_SERVER_IP/24" dev "$LAB_BRIDGE" || return 1
   ip link set "$LAB_BRIDGE" up
 }

@@ -86,13 +86,46 @@ mounts_down() {
   container_exec c2 umount /mnt/nfs 2>/dev/null
   ! grep -q ' nfs4 ' /proc/mounts
 }
+# Where a stat that does not return is stuck, taken while it still hangs (stderr): every
+# process of the lookup's path (stat, request-key, the helpers) with its kernel stack, the
+# keys the host sees, and the RPC tasks of every client.
+hang_snapshot() { # label
+  local p c
+  echo "---- hang snapshot: $1 ($(date +%s.%N))" >&2
+  ps -eo pid,ppid,stat,wchan:32,etimes,args >&2
+  for p in /proc/[0-9]*; do
+    c=$(cat "$p/comm" 2>/dev/null) || continue
+    case "$c" in
+      stat|request-key|nsid-idmap*|nfsidmap|keyctl|rpc.idmapd|kworker*) ;;
+      *) grep -q '^State:.*D' "$p/status" 2>/dev/null || continue ;;
+    esac
+    case "$c" in kworker*) grep -q '^State:.*D' "$p/status" 2>/dev/null || continue ;; esac
+    echo "-- ${p#/proc/} $c:" >&2
+    cat "$p/stack" >&2 2>/dev/null
+  done
+  echo "-- /proc/keys:" >&2; cat /proc/keys >&2
+  echo "-- $LAB_BRIDGE: $(cat "/sys/class/net/$LAB_BRIDGE/address" 2>/dev/null)" >&2
+  for c in c1 c2; do
+    echo "-- $c neighbours:" >&2; container_exec "$c" ip neigh show >&2 2>&1
+  done
+  mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+  for p in /sys/kernel/debug/sunrpc/rpc_clnt/*/tasks; do
+    [ -s "$p" ] && { echo "-- $p:" >&2; cat "$p" >&2; }
+  done
+  echo "---- end of hang snapshot" >&2
+}
 uid_of() { # where(host|c1|c2) path-under-export; a failed stat is "?", and says why on stderr
-  local out rc t0=$EPOCHREALTIME
+  local out rc t0=$EPOCHREALTIME pid i
   case "$1" in
-    host) out=$(timeout 20 stat -c %u "$HMNT/$2" 2>"$W/uid_of.err.$1") ;;
-    *) out=$(container_exec "$1" timeout 20 stat -c %u "/mnt/nfs/$2" 2>"$W/uid_of.err.$1") ;;
+    host) timeout 20 stat -c %u "$HMNT/$2" >"$W/uid_of.out.$1" 2>"$W/uid_of.err.$1" & ;;
+    *) container_exec "$1" timeout 20 stat -c %u "/mnt/nfs/$2" >"$W/uid_of.out.$1" \
+         2>"$W/uid_of.err.$1" & ;;
   esac
-  rc=$?
+  pid=$!
+  for i in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$pid" 2>/dev/null && hang_snapshot "uid_of $1 $2 still waiting after 8 s"
+  wait "$pid"; rc=$?
+  out=$(cat "$W/uid_of.out.$1")
   if [ "$rc" = 0 ]; then echo "$out"; return; fi
   echo "uid_of $1 $2: exit $rc, ${t0%.*}..${EPOCHREALTIME%.*} s: $(cat "$W/uid_of.err.$1")" >&2
   echo "?"
@@ -341,6 +374,9 @@ churn_one() { # n: a container that mounts and looks labtd up; its own address
   container_exec "t$1" timeout 30 stat -c %u /mnt/nfs/patched/td/f >/dev/null
 } 2>/dev/null
 t0=$(lab_ms) churn_err=0
+brmac() { cat "/sys/class/net/$LAB_BRIDGE/address"; }
+c1neigh() { container_exec c1 ip neigh show "$LAB_SERVER_IP" | awk '{print $5, $NF}'; }
+note "churn: $LAB_BRIDGE $(brmac) before; c1's neighbour entry for the server: $(c1neigh)"
 for b in $(seq 1 5 "$CHURN"); do   # five at a time: the guest mostly waits on the network
   pids=()
   for n in $(seq "$b" $((b + 4 < CHURN ? b + 4 : CHURN))); do churn_one "$n" & pids+=($!); done
@@ -355,6 +391,8 @@ peak1=$(idres_count 'labtd@')
 destroyers=()
 for n in $(seq 1 "$CHURN"); do container_destroy "t$n" & destroyers+=($!); done
 wait "${destroyers[@]}"
+note "churn: $LAB_BRIDGE $(brmac) after; c1's neighbour entry for the server: $(c1neigh)"
+check_eq "the lab bridge keeps its address through the churn (lib/nfs.sh)" "$LAB_BRIDGE_MAC" "$(brmac)"
 note "churn: $CHURN containers in $(( ($(lab_ms) - t0) / 1000 )) s, $churn_err failed; labtd keys with all of them and the host and c1 alive: $peak1"
 check_eq "patched: every churn container mounted and looked up" 0 "$churn_err"
 check_eq "patched: each churn namespace, the host and c1 have their own uid and gid keys" \
