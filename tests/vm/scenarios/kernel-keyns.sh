@@ -20,7 +20,7 @@
 #     .id_resolver keyring per name are counted;
 #   - the module's taint.
 # Then, patched module only: netns teardown frees its keys (CHURN containers, second
-# argument, default 10; 200 by hand: NSID_LAB_ARGS="50 200"; each mounts and looks one name
+# argument, default 5, bench-kernel-keyns 10; 200 by hand: NSID_LAB_ARGS="50 200"; each mounts and looks one name
 # up, then all go at once), and a host process that looks
 # through a container's mount (patch 1 alone caches that answer under the host's tag).
 . "$LAB_LIB/lab.sh"
@@ -30,7 +30,7 @@
 . "$LAB_LIB/demo-idmap.sh"
 
 ROUNDS=${1:-20}  # NSID_LAB_ARGS="ROUNDS CHURN" when run by hand
-CHURN=${2:-10}
+CHURN=${2:-5}
 REL=$(uname -r)
 MOD=$LAB_BUILD/kernel/$REL/nfsv4.ko
 W=/run/nsid-lab/keyns
@@ -115,14 +115,14 @@ hang_snapshot() { # label
   echo "---- end of hang snapshot" >&2
 }
 uid_of() { # where(host|c1|c2) path-under-export; a failed stat is "?", and says why on stderr
-  local out rc t0=$EPOCHREALTIME pid i
+  local out rc t0=$EPOCHREALTIME pid
   case "$1" in
     host) timeout 20 stat -c %u "$HMNT/$2" >"$W/uid_of.out.$1" 2>"$W/uid_of.err.$1" & ;;
     *) container_exec "$1" timeout 20 stat -c %u "/mnt/nfs/$2" >"$W/uid_of.out.$1" \
          2>"$W/uid_of.err.$1" & ;;
   esac
   pid=$!
-  for i in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   kill -0 "$pid" 2>/dev/null && hang_snapshot "uid_of $1 $2 still waiting after 8 s"
   wait "$pid"; rc=$?
   out=$(cat "$W/uid_of.out.$1")
