@@ -67,26 +67,70 @@ static struct {
         bool verbose;
         bool quiet;
         bool include_host;
+        bool syslog; /* hook mode: what goes to stderr goes to syslog too */
         int timeout_ms;
 } arg = {
         .app = NSID_APP_NFS4,
         .timeout_ms = 10000,
 };
 
+/* A hook's stderr is the engine's to show or drop (Podman 4.3 reports only the hook's exit
+ * status; udev keeps it at debug level), so in hook mode every line also goes to syslog
+ * (facility daemon, tag nsid-uniquifier). Its text holds names the container's creator chose:
+ * control bytes and backslashes are sent as \xHH, so one message stays one line. */
+static void to_syslog(int priority, const char *message) {
+        static bool opened;
+        char esc[4 * 1024 + 1];
+        size_t o = 0;
+
+        if (!arg.syslog)
+                return;
+        if (!opened) {
+                openlog("nsid-uniquifier", LOG_PID, LOG_DAEMON);
+                opened = true;
+        }
+        for (const unsigned char *c = (const unsigned char *) message;
+             *c && o + 5 < sizeof(esc); c++) {
+                if (*c < 0x20 || *c == 0x7f || *c == '\\')
+                        o += (size_t) snprintf(esc + o, sizeof(esc) - o, "\\x%02x", *c);
+                else
+                        esc[o++] = (char) *c;
+        }
+        esc[o] = '\0';
+        syslog(priority, "%s", esc);
+}
+
 static void log_handler(int priority, const char *message, void *userdata) {
         (void) userdata;
         if (priority <= LOG_WARNING || arg.verbose)
                 fprintf(stderr, "%s: %s\n", program, message);
+        if (priority <= LOG_WARNING)
+                to_syslog(priority, message);
 }
 
+static void vreport(int priority, const char *fmt, va_list ap) {
+        char buf[1024];
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        fprintf(stderr, "%s: %s\n", program, buf);
+        to_syslog(priority, buf);
+}
+
+/* an error (LOG_ERR in hook mode's syslog) */
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void errorf(const char *fmt, ...) {
         va_list ap;
-        fprintf(stderr, "%s: ", program);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        vreport(LOG_ERR, fmt, ap);
         va_end(ap);
-        fputc('\n', stderr);
+}
+
+/* a note on stderr, or a warning: what -q silences (LOG_NOTICE or LOG_WARNING) */
+static void notef(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notef(int priority, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vreport(priority, fmt, ap);
+        va_end(ap);
 }
 
 static void open_std_fds(void) {
@@ -405,11 +449,14 @@ static void print_set_result(const nsid_ns_id *nsid, pid_t pid, const set_result
                 printf("%s %s %s\n", res->identity, nsid_key_source_to_string(res->source),
                        state_words[res->state]);
         if (res->why[0] && !arg.quiet)
-                errorf("netns %" PRIu64 ": %s", nsid->ino, res->why);
+                notef(res->state == ST_FAILED ? LOG_ERR
+                      : res->state == ST_TOO_LATE || res->state == ST_REFUSED ? LOG_WARNING
+                                                                               : LOG_NOTICE,
+                      "netns %" PRIu64 ": %s", nsid->ino, res->why);
         if (res->id_flags & NSID_IDENTITY_KEPT_EXISTING && res->state != ST_FAILED && !arg.quiet)
-                errorf("netns %" PRIu64 ": kept the identity recorded for this netns (its key "
-                       "ranks the same or higher); --replace-key to change it",
-                       nsid->ino);
+                notef(LOG_NOTICE, "netns %" PRIu64 ": kept the identity recorded for this netns "
+                      "(its key ranks the same or higher); --replace-key to change it",
+                      nsid->ino);
 }
 
 static int exit_for(const set_result *res, bool hook) {
@@ -608,8 +655,8 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
         (void) nsid_ns_get_id(netns, &nsid);
         if (nsid_netns_initial_id(&init) >= 0 && init.dev == nsid.dev && init.ino == nsid.ino) {
                 if (!arg.quiet)
-                        errorf("%s %s: shares the host network namespace; left alone", what,
-                               name);
+                        notef(LOG_NOTICE, "%s %s: shares the host network namespace; left alone",
+                              what, name);
                 nsid_ns_unref(netns);
                 nsid_proc_unref(proc);
                 return EXIT_OK;
@@ -652,6 +699,16 @@ static int hook_set(pid_t pid, const char *key, nsid_key_source ks, const char *
         if (res.state == ST_FAILED)
                 errorf("%s %s: failed; the container must not start with a shared NFS identity",
                        what, name);
+        else if (arg.syslog && res.identity[0]) {
+                /* what a hook's stdout would have said, for the log */
+                char line[512];
+                snprintf(line, sizeof(line), "%s %s: netns %" PRIu64 " (pid %d): %s %s %s", what,
+                         name, nsid.ino, (int) pid, res.identity,
+                         nsid_key_source_to_string(res.source), state_words[res.state]);
+                to_syslog(res.state == ST_TOO_LATE || res.state == ST_REFUSED ? LOG_WARNING
+                                                                              : LOG_INFO,
+                          line);
+        }
         ctx_done(&c);
         nsid_ns_unref(netns);
         nsid_proc_unref(proc);
@@ -679,6 +736,7 @@ static int cmd_oci_hook(int argc, char **argv) {
 
         bool use_annotation = true;
 
+        arg.syslog = true;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
                         help();
@@ -709,17 +767,17 @@ static int cmd_oci_hook(int argc, char **argv) {
          * container from starting; there is nothing to protect. */
         if (in_child_userns() == 1) {
                 if (!arg.quiet)
-                        errorf("oci-hook: container %s: run from a user namespace (rootless "
-                               "engine), where NFS cannot be mounted; left alone",
-                               st.id);
+                        notef(LOG_NOTICE, "oci-hook: container %s: run from a user namespace "
+                              "(rootless engine), where NFS cannot be mounted; left alone",
+                              st.id);
                 oci_state_done(&st);
                 return EXIT_OK;
         }
         if (!use_annotation && (st.nsid_key || st.nsid_app)) {
                 if (!arg.quiet)
-                        errorf("oci-hook: container %s: org.nsid.* annotations ignored "
-                               "(--no-annotation-key)",
-                               st.id);
+                        notef(LOG_NOTICE, "oci-hook: container %s: org.nsid.* annotations "
+                              "ignored (--no-annotation-key)",
+                              st.id);
                 st.nsid_key = mfree(st.nsid_key);
                 st.nsid_app = mfree(st.nsid_app);
         }
@@ -743,6 +801,7 @@ static int cmd_lxc_hook(int argc, char **argv) {
         bool name_key = true;
         pid_t pid;
 
+        arg.syslog = true;
         /* Options come first: they are the ones written after the hook's path in the
          * container's config (LXC runs the line through a shell). LXC then appends "NAME lxc
          * start-host" (lxc.hook.version 0) or nothing (1); the environment is what counts. */
