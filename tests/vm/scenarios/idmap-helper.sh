@@ -81,7 +81,10 @@ check_eq "labalice's file: 1500:1500" 1500:1500 "$(owner f-alice)"
 check_eq "labbob's file, group labstaff: 1501:1600" 1501:1600 "$(owner f-bob)"
 check_eq "labcarol's file: 1502:1502" 1502:1502 "$(owner f-carol)"
 check_eq "labdave (unknown to the client): the configured nobody labnobody:labnogroup" 1599:1599 "$(owner f-dave)"
-keys() { grep -E " (id_resolv|id_legacy) " /proc/keys; }
+# The ID keys that still serve lookups: an invalidated (i), revoked (R) or dead (D) key stays
+# in /proc/keys until the keys garbage collector runs, later under load (seen once: nsid-idmap
+# -r's invalidated key counted as left).
+keys() { awk '($8 == "id_resolv" || $8 == "id_legacy") && $2 !~ /[RDi]/' /proc/keys; }
 keys | while read -r l; do note "/proc/keys: $l"; done
 check "answers are id_resolver keys (request-key path)" grep -q " id_resolv uid:labalice@$D" <(keys)
 check_eq "no id_legacy (pipe) keys" 0 "$(keys | grep -c ' id_legacy ')"
