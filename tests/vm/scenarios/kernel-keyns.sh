@@ -96,10 +96,9 @@ hang_snapshot() { # label
   for p in /proc/[0-9]*; do
     c=$(cat "$p/comm" 2>/dev/null) || continue
     case "$c" in
-      stat|request-key|nsid-idmap*|nfsidmap|keyctl|rpc.idmapd|kworker*) ;;
-      *) grep -q '^State:.*D' "$p/status" 2>/dev/null || continue ;;
+      stat|request-key|nsid-idmap*|nfsidmap|keyctl|rpc.idmapd) ;;
+      *) grep -q '^State:.*D' "$p/status" 2>/dev/null || continue ;;  # (kworkers too)
     esac
-    case "$c" in kworker*) grep -q '^State:.*D' "$p/status" 2>/dev/null || continue ;; esac
     echo "-- ${p#/proc/} $c:" >&2
     cat "$p/stack" >&2 2>/dev/null
   done
