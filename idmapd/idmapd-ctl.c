@@ -174,10 +174,11 @@ static json_object *ns_json(dm_ns *ns) {
         uint64_t users = 0, groups = 0, checks = 0;
         int lerr = 0, pipes = 0;
         size_t pending = 0;
+        dm_nss_info nss = {};
 
         if (ns->resolver)
                 dm_resolver_get_info(ns->resolver, domain, sizeof(domain), &users, &groups, &checks,
-                                     &lerr);
+                                     &lerr, &nss);
         else if (ns->is_host)
                 snprintf(domain, sizeof(domain), "%s", dm_host_domain());
         for (dm_pipe *p = ns->pipes; p; p = p->next)
@@ -197,6 +198,15 @@ static json_object *ns_json(dm_ns *ns) {
                 json_object_object_add(o, "db_checks", json_object_new_uint64(checks));
                 if (lerr)
                         json_object_object_add(o, "load_error", json_object_new_string(strerror(-lerr)));
+                /* what answers it: "files" (its passwd and group, the fast path) or "nss"
+                 * (its own name service, inside it); the sources its nsswitch.conf names */
+                json_object_object_add(o, "answered_by", json_object_new_string(
+                        !ns->resolver || (!nss.passwd[0] && !lerr) ? "" : nss.nss ? "nss" : "files"));
+                json_object_object_add(o, "passwd_sources", json_object_new_string(nss.passwd));
+                json_object_object_add(o, "group_sources", json_object_new_string(nss.group));
+                json_object_object_add(o, "idmapd_conf_methods", json_object_new_boolean(nss.libnfsidmap_conf));
+                if (nss.last_error[0])
+                        json_object_object_add(o, "nss_error", json_object_new_string(nss.last_error));
         }
         json_object_object_add(o, "cache_entries", json_object_new_uint64(dm_cache_size(ns->cache)));
         json_object_object_add(o, "pending", json_object_new_uint64(pending));

@@ -6,11 +6,15 @@
  *
  *  - host context: libnfsidmap with the host's idmapd.conf (Method = nsswitch, static, ...),
  *    as rpc.idmapd does; calls are serialised (libnfsidmap is not thread-safe);
- *  - container context: the container's own etc/passwd, etc/group and etc/idmapd.conf
- *    [General] Domain, read through its root with nsid/file.h (never its NSS), ids translated
- *    through its uid_map/gid_map when the kernel interprets them in the initial user
- *    namespace (unmapped -> the overflow id), untranslated when it interprets them in the
- *    container's own (dm_kernel_views() says which, per side).
+ *  - container context, as rpc.idmapd run in the container would answer: its context is
+ *    read and parsed by an unprivileged worker (idmapd-load.c; the daemon only stats its
+ *    files). Where its nsswitch.conf names only files for passwd and group and its
+ *    idmapd.conf asks nothing beyond nsswitch, its etc/passwd and etc/group, parsed there,
+ *    answer from memory (the fast path); otherwise each lookup is answered by its own name
+ *    service and libnfsidmap, in nsid-nss-query run inside it (idmapd-nss.c). Ids are
+ *    translated through its uid_map/gid_map when the kernel interprets them in the initial
+ *    user namespace (unmapped -> the overflow id), untranslated when it interprets them in
+ *    the container's own (dm_kernel_views() says which, per side).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +35,8 @@
 #include <nsid/resolv.h>
 
 #include "idmapd.h"
+#include "idmapd-load.h"
+#include "idmapd-nss.h"
 
 #define CONF_MAX (64u * 1024u)
 
@@ -66,14 +72,14 @@ struct dm_resolver {
         /* written by the resolver thread only, under db_lock; the main thread reads them under
          * db_lock (dm_resolver_answer_now), the resolver thread reads them without it */
         pthread_mutex_t db_lock;
-        nsid_userdb *db;
+        dm_context *ctx;
         nsid_idmap *map[2];
-        char domain[512];
         int64_t last_refresh_us;
         /* snapshot for status (under lock) */
         char info_domain[512];
         uint64_t info_users, info_groups, info_checks;
         int info_error;
+        dm_nss_info info_nss;
 };
 
 int dm_resolve_global_init(char *err, size_t errlen) {
@@ -98,6 +104,21 @@ void dm_resolve_global_reload(void) {
         pthread_mutex_unlock(&nfsidmap_lock);
         if (dm_resolve_global_init(e, sizeof(e)) < 0)
                 dm_log(LOG_ERR, NULL, "reload: %s", e);
+}
+
+const char *dm_query_kind_name(const dm_query *q) {
+        switch (q->kind) {
+        case NSID_IDMAP_KEY_UID:
+                return "uid";
+        case NSID_IDMAP_KEY_GID:
+                return "gid";
+        case NSID_IDMAP_KEY_USER:
+                return "user";
+        case NSID_IDMAP_KEY_GROUP:
+                return "group";
+        default:
+                return "?";
+        }
 }
 
 const char *dm_host_domain(void) {
@@ -215,50 +236,53 @@ void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel) {
 
 /* ---- container context ---- */
 
-static void load_domain(dm_resolver *r) {
-        char *conf = NULL, *d = NULL, domain[sizeof(r->domain)];
-        size_t size = 0;
-        snprintf(domain, sizeof(domain), "%s", host_domain);
-        if (nsid_proc_read_root_file(r->proc, "/etc/idmapd.conf", CONF_MAX, &conf, &size, NULL) >= 0 &&
-            nsid_conf_get(conf, size, "General", "Domain", &d) >= 0) {
-                if (nsid_dns_name_valid(d, strlen(d)) && strlen(d) < sizeof(domain))
-                        snprintf(domain, sizeof(domain), "%s", d);
-                else
-                        dm_log(LOG_WARNING, NULL, "%s: its idmapd.conf Domain is not a valid "
-                               "domain name; using the host's (%s)", r->label, host_domain);
-        }
-        free(d);
-        free(conf);
-        pthread_mutex_lock(&r->db_lock);
-        memcpy(r->domain, domain, sizeof(domain));
-        pthread_mutex_unlock(&r->db_lock);
-}
+/* How long a worker may take to read and parse a container's files: a hung mount costs
+ * only this namespace's thread, and the main loop answers its requests at their deadline. */
+#define LOAD_TIMEOUT_MS 30000
 
-static void snapshot(dm_resolver *r, int error) {
-        nsid_userdb_counts pc = {}, gc = {};
-        if (r->db) {
-                (void) nsid_userdb_get_counts(r->db, NSID_USERDB_PASSWD, &pc);
-                (void) nsid_userdb_get_counts(r->db, NSID_USERDB_GROUP, &gc);
-        }
+static void snapshot(dm_resolver *r, int error, const char *why) {
         pthread_mutex_lock(&r->lock);
-        snprintf(r->info_domain, sizeof(r->info_domain), "%s", r->is_host ? host_domain : r->domain);
-        r->info_users = pc.entries;
-        r->info_groups = gc.entries;
+        if (r->ctx) {
+                snprintf(r->info_domain, sizeof(r->info_domain), "%s", r->ctx->domain);
+                r->info_users = r->ctx->users;
+                r->info_groups = r->ctx->groups;
+                r->info_nss.nss = r->ctx->nss;
+                r->info_nss.libnfsidmap_conf = r->ctx->conf_libnfsidmap;
+                nss_sources_format(&r->ctx->passwd, r->info_nss.passwd, sizeof(r->info_nss.passwd));
+                nss_sources_format(&r->ctx->group, r->info_nss.group, sizeof(r->info_nss.group));
+        } else if (r->is_host)
+                snprintf(r->info_domain, sizeof(r->info_domain), "%s", host_domain);
         r->info_error = error;
+        if (why)
+                snprintf(r->info_nss.last_error, sizeof(r->info_nss.last_error), "%s", why);
         pthread_mutex_unlock(&r->lock);
 }
 
+static int load_context(dm_resolver *r, dm_context **ret) {
+        char err[256] = "";
+        int e = dm_context_load(r->proc, host_domain, LOAD_TIMEOUT_MS, ret, err, sizeof(err));
+        if (e < 0) {
+                dm_log(LOG_WARNING, NULL, "%s: cannot load its context: %s", r->label, err);
+                return e;
+        }
+        if ((*ret)->baddomain)
+                dm_log(LOG_WARNING, NULL, "%s: its idmapd.conf Domain is not a valid "
+                       "domain name; using the host's (%s)", r->label, host_domain);
+        if ((*ret)->nss && !dm_nss_available())
+                dm_log(LOG_WARNING, NULL, "%s: its name service is not files only, and "
+                       "nsid-nss-query is not installed: its lookups fail", r->label);
+        return 0;
+}
+
 static int ensure_loaded(dm_resolver *r) {
-        nsid_userdb *db = NULL;
+        dm_context *ctx = NULL;
         nsid_idmap *map[2] = {};
         int e;
-        if (r->db)
+        if (r->ctx)
                 return 0;
-        e = nsid_userdb_load_proc(r->proc, &db);
+        e = load_context(r, &ctx);
         if (e < 0) {
-                dm_log(LOG_WARNING, NULL, "%s: cannot load its user database: %s", r->label,
-                       strerror(-e));
-                snapshot(r, e);
+                snapshot(r, e, NULL);
                 return e;
         }
         for (int k = 0; k < 2; k++) {
@@ -267,25 +291,33 @@ static int ensure_loaded(dm_resolver *r) {
                 if (e < 0) {
                         dm_log(LOG_WARNING, NULL, "%s: cannot read its %s: %s", r->label,
                                k == 0 ? "uid_map" : "gid_map", strerror(-e));
-                        nsid_userdb_unref(db);
+                        dm_context_free(ctx);
                         nsid_idmap_unref(map[0]);
-                        snapshot(r, e);
+                        snapshot(r, e, NULL);
                         return e;
                 }
         }
-        load_domain(r);
+        if (ctx->nss) {
+                char pw[NSS_SOURCES_MAX * NSS_SOURCE_NAME_MAX], gr[sizeof(pw)];
+                nss_sources_format(&ctx->passwd, pw, sizeof(pw));
+                nss_sources_format(&ctx->group, gr, sizeof(gr));
+                dm_log(LOG_INFO, NULL, "%s: answered by its own name service (passwd: %s; "
+                       "group: %s%s)", r->label, pw, gr,
+                       ctx->conf_libnfsidmap ? "; its idmapd.conf's methods" : "");
+        }
         pthread_mutex_lock(&r->db_lock);
-        r->db = db;
+        r->ctx = ctx;
         r->map[0] = map[0];
         r->map[1] = map[1];
         r->last_refresh_us = dm_now_us();
         pthread_mutex_unlock(&r->db_lock);
-        snapshot(r, 0);
+        snapshot(r, 0, NULL);
         return 0;
 }
 
-/* Check passwd/group (and the domain); on change post a cache flush. (Not inlined: the lab
- * bench counts and times the checks with a uprobe on it, bench/idmapd/lab-bench.sh.) */
+/* Check the container's files (stat only); on change reload its context and post a cache
+ * flush. (Not inlined: the lab bench counts and times the checks with a uprobe on it,
+ * bench/idmapd/lab-bench.sh.) */
 static void refresh_check(dm_resolver *r) __attribute__((noinline));
 static void refresh(dm_resolver *r) {
         refresh_check(r);
@@ -293,11 +325,10 @@ static void refresh(dm_resolver *r) {
 }
 
 static void refresh_check(dm_resolver *r) {
-        nsid_userdb *n = NULL;
-        char old_domain[512];
+        dm_context *n = NULL;
         int e;
 
-        if (!r->db)
+        if (!r->ctx)
                 return;
         pthread_mutex_lock(&r->db_lock);
         r->last_refresh_us = dm_now_us();
@@ -305,32 +336,58 @@ static void refresh_check(dm_resolver *r) {
         pthread_mutex_lock(&r->lock);
         r->info_checks++;
         pthread_mutex_unlock(&r->lock);
-        e = nsid_userdb_refresh(r->db, &n);
+        e = dm_context_changed(r->ctx, r->proc);
+        if (e == 0)
+                return;
         if (e < 0) {
-                dm_log(LOG_INFO, NULL, "%s: user database refresh failed: %s", r->label,
+                dm_log(LOG_INFO, NULL, "%s: checking its files failed: %s", r->label,
                        strerror(-e));
                 return;
         }
-        snprintf(old_domain, sizeof(old_domain), "%s", r->domain);
-        load_domain(r);
-        bool domain_changed = strcmp(old_domain, r->domain) != 0;
-        if (e == 0 && !domain_changed) {
-                nsid_userdb_unref(n);
+        if (load_context(r, &n) < 0)
                 return;
-        }
+        bool domain_changed = strcmp(n->domain, r->ctx->domain) != 0;
         pthread_mutex_lock(&r->db_lock);
-        nsid_userdb *old = r->db;
-        r->db = n;
+        dm_context *old = r->ctx;
+        r->ctx = n;
         pthread_mutex_unlock(&r->db_lock);
-        nsid_userdb_unref(old);
-        snapshot(r, 0);
+        dm_context_free(old);
+        snapshot(r, 0, NULL);
         dm_result res = { .kind = DM_RESULT_FLUSH, .ns_id = r->ns_id };
-        snprintf(res.text, sizeof(res.text), "%s", domain_changed ? "domain changed"
-                                                                 : "passwd/group changed");
+        if (domain_changed)
+                snprintf(res.text, sizeof(res.text), "domain changed");
+        else
+                snprintf(res.text, sizeof(res.text), "%s changed", dm_context_watched_name(e));
         post(&res);
 }
 
 static void answer_from_db(dm_resolver *r, const dm_query *q, dm_answer *a);
+
+/* The container's name service, asked inside it (idmapd-nss.c); views translated here as
+ * for the files. The time limit leaves the main loop's deadline to answer first. */
+static void answer_from_nss(dm_resolver *r, const dm_query *q, dm_answer *a) {
+        bool user = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_USER;
+        bool to_id = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID;
+        const nsid_idmap *m = r->map[user ? 0 : 1];
+        dm_query nq = *q;
+        char why[200];
+        bool via_lib;
+
+        if (!to_id && q->view == DM_VIEW_HOST && nsid_idmap_to_ns(m, q->id, &nq.id) < 0) {
+                a->error = -ENOENT; /* not an id of this namespace */
+                return;
+        }
+        int timeout = (int) dm_cfg.request_timeout_ms;
+        dm_nss_lookup(r->proc, &nq, r->ctx->domain, timeout > 100 ? timeout : 100, a,
+                      &via_lib, why, sizeof(why));
+        if (a->error == 0 && to_id && q->view == DM_VIEW_HOST)
+                (void) nsid_idmap_to_host_munged(m, a->id, &a->id);
+        if (a->error != 0 && a->error != -ENOENT) {
+                dm_log(LOG_WARNING, NULL, "%s: %s:%s: %s", r->label, dm_query_kind_name(q),
+                       to_id ? q->name : "", why);
+                snapshot(r, 0, why);
+        }
+}
 
 static void resolve_container(dm_resolver *r, const dm_query *q, dm_answer *a) {
         int e = ensure_loaded(r);
@@ -340,7 +397,10 @@ static void resolve_container(dm_resolver *r, const dm_query *q, dm_answer *a) {
         }
         if (dm_now_us() - r->last_refresh_us >= (int64_t) dm_cfg.refresh_interval * 1000000)
                 refresh(r);
-        answer_from_db(r, q, a);
+        if (r->ctx->nss)
+                answer_from_nss(r, q, a);
+        else
+                answer_from_db(r, q, a);
 }
 
 /* The answer from the loaded database, maps and domain: memory only, no file is read. */
@@ -353,15 +413,15 @@ static void answer_from_db(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 const char *at = strrchr(q->name, '@');
                 char local[DM_NAME_MAX];
                 uint32_t id;
-                if (!at || strcasecmp(at + 1, r->domain) != 0 ||
+                if (!at || strcasecmp(at + 1, r->ctx->domain) != 0 ||
                     (size_t) (at - q->name) >= sizeof(local)) {
                         a->error = -ENOENT;
                         return;
                 }
                 memcpy(local, q->name, (size_t) (at - q->name));
                 local[at - q->name] = '\0';
-                e = user ? nsid_userdb_user_by_name(r->db, local, &id, NULL)
-                         : nsid_userdb_group_by_name(r->db, local, &id);
+                e = user ? nsid_userdb_user_by_name(r->ctx->db, local, &id, NULL)
+                         : nsid_userdb_group_by_name(r->ctx->db, local, &id);
                 if (e < 0) {
                         a->error = -ENOENT;
                         return;
@@ -376,13 +436,13 @@ static void answer_from_db(dm_resolver *r, const dm_query *q, dm_answer *a) {
                         a->error = -ENOENT; /* not an id of this namespace */
                         return;
                 }
-                e = user ? nsid_userdb_user_by_uid(r->db, id, &n, NULL)
-                         : nsid_userdb_group_by_gid(r->db, id, &n);
+                e = user ? nsid_userdb_user_by_uid(r->ctx->db, id, &n, NULL)
+                         : nsid_userdb_group_by_gid(r->ctx->db, id, &n);
                 if (e < 0) {
                         a->error = -ENOENT;
                         return;
                 }
-                if ((size_t) snprintf(a->name, sizeof(a->name), "%s@%s", n, r->domain) >=
+                if ((size_t) snprintf(a->name, sizeof(a->name), "%s@%s", n, r->ctx->domain) >=
                     sizeof(a->name)) {
                         a->error = -ENAMETOOLONG;
                         return;
@@ -454,7 +514,7 @@ static void resolver_unref(dm_resolver *r) {
                 free(j);
                 j = n;
         }
-        nsid_userdb_unref(r->db);
+        dm_context_free(r->ctx);
         nsid_idmap_unref(r->map[0]);
         nsid_idmap_unref(r->map[1]);
         nsid_proc_unref(r->proc);
@@ -655,7 +715,7 @@ int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a) {
          * there waited for a whole check of passwd, group and idmapd.conf through the
          * container's root). Any older (an idle namespace, a flushed cache, a thread stuck
          * on a hung mount): to the thread, which checks first, as before. */
-        if (r->db && r->map[0] && r->map[1] && age < every + every / 4) {
+        if (r->ctx && !r->ctx->nss && r->map[0] && r->map[1] && age < every + every / 4) {
                 *a = (dm_answer) {};
                 answer_from_db(r, q, a);
                 done = 1;
@@ -688,8 +748,11 @@ void dm_resolver_release(dm_resolver *r) {
 }
 
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
-                         uint64_t *groups, uint64_t *checks, int *load_error) {
+                         uint64_t *groups, uint64_t *checks, int *load_error,
+                         dm_nss_info *nss) {
         pthread_mutex_lock(&r->lock);
+        if (nss)
+                *nss = r->info_nss;
         *checks = r->info_checks;
         snprintf(domain, dlen, "%s", r->info_domain);
         *users = r->info_users;

@@ -212,10 +212,21 @@ void dm_resolver_release(dm_resolver *r);
 void dm_resolver_wait_all(int timeout_ms);
 /* Resolver threads alive now (status). */
 int dm_resolver_live_threads(void);
-/* For status: the domain, users and groups loaded, the passwd/group checks made, the load
- * error */
+/* What answers a container: its files (the fast path) or its name service, the sources its
+ * nsswitch.conf names, and the last failure of its name service. */
+typedef struct dm_nss_info {
+        bool nss;
+        bool libnfsidmap_conf;
+        char passwd[128], group[128];
+        char last_error[200];
+} dm_nss_info;
+/* For status: the domain, users and groups loaded, the checks of its files made, the load
+ * error, how its name service answers (nss may be NULL) */
 int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *users,
-                         uint64_t *groups, uint64_t *checks, int *load_error);
+                         uint64_t *groups, uint64_t *checks, int *load_error,
+                         dm_nss_info *nss);
+/* "uid", "gid", "user", "group" */
+const char *dm_query_kind_name(const dm_query *q);
 /* The ids the kernel presents, and reads back, on the client pipes and on the knfsd channels
  * of a netns (see idmapd-resolve.c: the nfs_client's and the listener's creator). */
 void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel);

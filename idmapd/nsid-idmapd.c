@@ -34,6 +34,7 @@
 #include <nsid/log.h>
 
 #include "idmapd.h"
+#include "idmapd-nss.h"
 
 #ifndef NSID_SYSCONF_FILE
 #define NSID_SYSCONF_FILE "/etc/nsid.conf"
@@ -216,13 +217,17 @@ static int load_config(void) {
  *    belong to that namespace's root;
  *  - CAP_SYS_CHROOT: libnsid's worker chroot()s into a container's root to read its
  *    /etc/machine-id when a new netns gets its identifier (nsid_identity_for_ns); without it
- *    the read fails and the netns gets a random, unstable key.
+ *    the read fails and the netns gets a random, unstable key. The context workers
+ *    (idmapd-load.c, idmapd-nss.c) chroot() the same way;
+ *  - CAP_SETUID, CAP_SETGID: those workers become an unprivileged id (the container's
+ *    nobody) before they parse a container's text or run its name service; without them
+ *    they would have to parse as root.
  * Everything else goes from the effective, permitted, inheritable, ambient and bounding sets
  * of the process before its first thread exists (capabilities are per thread), and
  * no_new_privs plus the NOROOT securebits keep an exec() from gaining any back.
  */
 static const cap_value_t kept_caps[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
-                                         CAP_SYS_CHROOT };
+                                         CAP_SYS_CHROOT, CAP_SETUID, CAP_SETGID };
 
 static bool cap_is_kept(cap_value_t c) {
         for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
@@ -495,6 +500,9 @@ int main(int argc, char **argv) {
         if (dm_resolve_global_init(err, sizeof(err)) < 0)
                 dm_log(LOG_WARNING, NULL, "%s; the host context answers nothing until fixed "
                        "(SIGHUP reloads)", err);
+        if (dm_nss_init(NULL, err, sizeof(err)) < 0)
+                dm_log(LOG_WARNING, NULL, "%s; containers whose name service is more than "
+                       "files get no answers", err);
         (void) mkdir(NSID_RUN_DIR, 0755);
         dm_kernel_idkeys_refresh();
         /* answers cached before this daemon served the pipes (nfsidmap's, an earlier run's

@@ -56,6 +56,7 @@
 #include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -103,6 +104,8 @@ enum worker_stage {
         STAGE_BOUNDING_SET,
         STAGE_AMBIENT,
         STAGE_CAPSET,
+        STAGE_RLIMIT,
+        STAGE_EXEC,
         STAGE_FN,
         _STAGE_MAX,
 };
@@ -129,6 +132,8 @@ static const char *const stage_names[_STAGE_MAX] = {
         [STAGE_BOUNDING_SET] = "dropping the capability bounding set",
         [STAGE_AMBIENT] = "clearing ambient capabilities",
         [STAGE_CAPSET] = "capset()",
+        [STAGE_RLIMIT] = "setting resource limits",
+        [STAGE_EXEC] = "execveat() of the program",
         [STAGE_FN] = "running the function",
 };
 
@@ -156,6 +161,9 @@ struct worker_ctx {
         int drop_err;        /* DROP_IN_FN: -EPERM when nothing unprivileged is mapped */
         bool become_ns_root; /* joined a user namespace other than ours */
         bool fork_pid;       /* run fn in a grandchild inside the joined pid namespace */
+        int exec_fd;         /* nsid_worker_exec(): the program (kept on fd 5), or -EBADF */
+        char *const *exec_argv;
+        bool exec_unpriv;    /* nsid_worker_exec(): become drop_uid/drop_gid after joining */
         unsigned flags;
         nsid_worker_fn fn;
         void *userdata;
@@ -337,9 +345,52 @@ _public_ int nsid_worker_drop_privileges(void) {
         return 0;
 }
 
+/* nsid_worker_exec(): the limits a program the container controls runs under. No core
+ * file, no file written, no process forked (RLIMIT_NPROC 0 for an unprivileged id), bounded
+ * memory, CPU time and descriptors. */
+static int child_exec_limits(void) {
+        static const struct {
+                int resource;
+                rlim_t max;
+        } lim[] = {
+                { RLIMIT_CORE, 0 },
+                { RLIMIT_FSIZE, 0 },
+                { RLIMIT_NPROC, 0 },
+                { RLIMIT_CPU, NSID_WORKER_EXEC_CPU_SECONDS },
+                { RLIMIT_AS, NSID_WORKER_EXEC_AS_BYTES },
+                { RLIMIT_NOFILE, NSID_WORKER_EXEC_NOFILE },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(lim); i++) {
+                struct rlimit rl = { lim[i].max, lim[i].max };
+                if (setrlimit(lim[i].resource, &rl) < 0)
+                        return errno;
+        }
+        return 0;
+}
+
+_Noreturn static void child_exec(struct worker_ctx *c) {
+        static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+        int r = child_drop_caps();
+        if (r < 0)
+                child_fail(c, -r, errno);
+        r = child_exec_limits();
+        if (r > 0)
+                child_fail(c, STAGE_RLIMIT, r);
+        /* stdout is the reply pipe; nothing else of ours is left open across the exec: the
+         * fd directory (4) is closed, the program's fd (5) goes with FD_CLOEXEC */
+        if (dup2(CHILD_REPLY_FD, 1) < 0 || close(CHILD_REPLY_FD) < 0 ||
+            close(CHILD_NULL_FD) < 0 || fcntl(c->exec_fd, F_SETFD, FD_CLOEXEC) < 0)
+                child_fail(c, STAGE_FDS, errno);
+        c->shared->stage = STAGE_FN;
+        (void) syscall(SYS_execveat, c->exec_fd, "", c->exec_argv, envp, AT_EMPTY_PATH);
+        child_fail(c, STAGE_EXEC, errno);
+}
+
 _Noreturn static void child_run_fn(struct worker_ctx *c) {
         int r;
 
+        if (c->exec_fd >= 0)
+                child_exec(c);
         if (c->flags & NSID_WORKER_DROP_IN_FN)
                 drop_state.armed = true;
         else if (!(c->flags & NSID_WORKER_KEEP_CAPS)) {
@@ -485,6 +536,9 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                         fds[n++] = c->late_userns_fd;
                         keep++;
                 }
+        } else if (c->exec_fd >= 0) {
+                fds[n++] = c->exec_fd;
+                keep++;
         }
         size_t join_at = n;
         for (size_t i = 0; i < c->n_join; i++)
@@ -503,12 +557,17 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                 c->empty_fd = fds[2];
                 if (c->late_userns_fd >= 0)
                         c->late_userns_fd = fds[3];
-        }
+        } else if (c->exec_fd >= 0)
+                c->exec_fd = fds[2];
         for (size_t i = 0; i < c->n_join; i++)
                 c->join_fd[i] = fds[join_at + i];
         if (c->root_fd >= 0)
                 c->root_fd = fds[join_at + c->n_join];
 
+        /* The host's supplementary groups go while we are the host's root: a user namespace
+         * with setgroups denied would otherwise keep them. */
+        if (c->exec_unpriv && syscall(SYS_setgroups, 0, NULL) < 0)
+                child_fail(c, STAGE_SETGROUPS, errno);
         for (size_t i = 0; i < c->n_join; i++)
                 if (setns(c->join_fd[i], c->join_flag[i]) < 0)
                         child_fail(c, STAGE_SETNS, errno);
@@ -529,7 +588,25 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         if (chdir("/") < 0)
                 child_fail(c, STAGE_CHROOT, errno);
 
-        if (c->become_ns_root) {
+        if (c->exec_unpriv) {
+                /* nsid_worker_exec(): the unprivileged ids chosen from the target's maps,
+                 * in its user namespace (joined above, or ours). The bounding set goes
+                 * while CAP_SETPCAP is still ours; the uid change then empties the rest
+                 * (child_drop_caps() checks). */
+                if (c->drop_err < 0)
+                        child_fail(c, STAGE_SETUID, -c->drop_err);
+                for (unsigned long cap = 0;; cap++) {
+                        int k = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                        if (k < 0)
+                                break;
+                        if (k > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+                                child_fail(c, STAGE_BOUNDING_SET, errno);
+                }
+                if (syscall(SYS_setresgid, c->drop_gid, c->drop_gid, c->drop_gid) < 0)
+                        child_fail(c, STAGE_SETGID, errno);
+                if (syscall(SYS_setresuid, c->drop_uid, c->drop_uid, c->drop_uid) < 0)
+                        child_fail(c, STAGE_SETUID, errno);
+        } else if (c->become_ns_root) {
                 /* Our credentials are still the caller's (host uid 0): become the namespace's
                  * root, so that what we touch is owned by the container's root, not by the
                  * host's. A namespace without a mapping for 0, or with setgroups denied, keeps
@@ -915,6 +992,7 @@ _public_ int nsid_worker_run(const nsid_proc *target, unsigned ns_mask, unsigned
                 .root_fd = -EBADF,
                 .empty_fd = -EBADF,
                 .late_userns_fd = -EBADF,
+                .exec_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -988,6 +1066,7 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
                 .root_fd = -EBADF,
                 .empty_fd = -EBADF,
                 .late_userns_fd = -EBADF,
+                .exec_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -1045,6 +1124,66 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
                         break;
                 len += (size_t) k;
         }
+
+        return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
+}
+
+_public_ int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask, int exec_fd,
+                              char *const argv[], int timeout_ms, size_t max_reply,
+                              char **ret_reply, size_t *ret_size) {
+        _cleanup_close_ int rootfd = -EBADF;
+        _cleanup_(nsid_ns_unrefp) nsid_ns *userns = NULL;
+        struct worker_ctx ctx = {
+                .root_fd = -EBADF,
+                .empty_fd = -EBADF,
+                .late_userns_fd = -EBADF,
+                .exec_fd = exec_fd,
+                .exec_argv = argv,
+                .exec_unpriv = true,
+        };
+        char what[32];
+        int clone_flags = 0, r;
+
+        assert_return(target, -EINVAL);
+        assert_return(exec_fd >= 0, -EINVAL);
+        assert_return(argv && argv[0], -EINVAL);
+        assert_return((ns_mask & ~WORKER_ALL_NS) == 0, -EINVAL);
+        assert_return(timeout_ms > 0, -EINVAL);
+        assert_return(max_reply < SIZE_MAX / 4, -EINVAL);
+
+        (void) snprintf(what, sizeof(what), "process %d", (int) nsid_proc_get_pid(target));
+        r = nsid_proc_check_alive(target);
+        if (r < 0)
+                return log_debug_errno(r, "worker for %s: %s", what,
+                                       r == -ESRCH ? "the process has exited" : strerror(-r));
+        /* the unprivileged ids, from its maps (the host's procfs), as DROP_IN_FN does */
+        r = prepare_drop(target, &ctx, &userns, what);
+        if (r < 0)
+                return r;
+        if (ctx.drop_err < 0)
+                return ctx.drop_err;
+        ctx.late_userns_fd = -EBADF; /* joined with the others below, not late */
+
+        for (int t = 0; t < _NSID_NS_TYPE_MAX; t++)
+                if (ns_mask & NSID_NS_MASK(t))
+                        clone_flags |= nsid_ns_type_clone_flag((nsid_ns_type) t);
+        if (!userns)
+                clone_flags &= ~CLONE_NEWUSER; /* its user namespace is ours */
+        if (ns_mask & NSID_NS_MASK(NSID_NS_MNT)) {
+                r = nsid_proc_open_root(target, &rootfd);
+                if (r == -ENOENT)
+                        r = -ESRCH;
+                if (r < 0)
+                        return log_debug_errno(r, "worker for %s: cannot pin its root: %s", what,
+                                               strerror(-r));
+                ctx.root_fd = rootfd;
+        }
+        if (clone_flags) {
+                ctx.join_fd[0] = nsid_proc_get_pidfd(target);
+                ctx.join_flag[0] = clone_flags;
+                ctx.n_join = 1;
+        }
+        ctx.fork_pid = ns_mask & NSID_NS_MASK(NSID_NS_PID);
 
         return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
 }

@@ -108,6 +108,38 @@ NSID_API_WARN_UNUSED int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsign
                                             size_t max_reply, char **ret_reply,
                                             size_t *ret_size);
 
+/*
+ * Run a program inside a target process's namespaces as an unprivileged id, the way
+ * container engines run `exec`: for code the container controls (its libc, its NSS modules,
+ * its directory clients), which must never run with host privilege or in a copy of the
+ * caller's memory.
+ *
+ * The child joins the namespaces in ns_mask (the user namespace too, unless it is the
+ * caller's own) in one setns() on the target's pidfd, chroot()s to the target's root
+ * (NSID_NS_MNT), enters its pid namespace (NSID_NS_PID), drops the host's supplementary
+ * groups before joining, then becomes the unprivileged ids nsid_worker_drop_privileges()
+ * would (65534 where mapped to a host id other than 0, else the first mapped id that is not
+ * host 0; -EPERM without one), with an empty bounding set, no capability, no_new_privs, and
+ * these limits: no core file, no file written (RLIMIT_FSIZE 0), no fork (RLIMIT_NPROC 0),
+ * NSID_WORKER_EXEC_CPU_SECONDS of CPU, NSID_WORKER_EXEC_AS_BYTES of address space,
+ * NSID_WORKER_EXEC_NOFILE descriptors. Then it calls execveat(exec_fd, "", argv, envp,
+ * AT_EMPTY_PATH) with envp only PATH and LC_ALL=C: fd 0 and 2 on /dev/null, fd 1 the reply
+ * pipe, nothing else open. exec_fd should be a sealed memfd (memfd_create + F_SEAL_WRITE...)
+ * so that the container, which can reach the program through /proc/PID/exe, cannot change
+ * it; it must be an ELF program (a script would need its fd after the exec).
+ *
+ * The reply is the program's stdout, read, bounded and timed as for nsid_worker_run(); exit
+ * status 0 returns 0, 1..254 returns -status, anything else (a signal, 255) -EPROTO; a setup
+ * failure returns that step's -errno (-ENOEXEC, -ENOENT... from execveat()).
+ */
+#define NSID_WORKER_EXEC_CPU_SECONDS 10
+#define NSID_WORKER_EXEC_AS_BYTES (1024ul * 1024ul * 1024ul)
+#define NSID_WORKER_EXEC_NOFILE 64
+
+NSID_API_WARN_UNUSED int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask,
+                                          int exec_fd, char *const argv[], int timeout_ms,
+                                          size_t max_reply, char **ret_reply, size_t *ret_size);
+
 #ifdef __cplusplus
 }
 #endif
