@@ -421,6 +421,28 @@ _Noreturn static void child_run_fn(struct worker_ctx *c) {
  * with sigwaitinfo()); we SIGKILL the runner, reap it and exit. SIGKILL to us stays the last
  * resort, and PR_SET_PDEATHSIG still kills the runner then.
  */
+/* nsid_worker_exec(): the runner becomes the unprivileged ids chosen from the target's maps,
+ * in its user namespace (joined, or ours). Only the runner: the middle child stays the
+ * caller's uid so that the caller, which need not hold CAP_KILL, can still signal it. The
+ * bounding set goes while CAP_SETPCAP may still be ours; the uid change then empties the
+ * rest (child_drop_caps() checks). A change of credentials clears PR_SET_PDEATHSIG: the
+ * caller sets it again afterwards. */
+static void child_become_unprivileged(struct worker_ctx *c) {
+        if (c->drop_err < 0)
+                child_fail(c, STAGE_SETUID, -c->drop_err);
+        for (unsigned long cap = 0;; cap++) {
+                int k = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+                if (k < 0)
+                        break;
+                if (k > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+                        child_fail(c, STAGE_BOUNDING_SET, errno);
+        }
+        if (syscall(SYS_setresgid, c->drop_gid, c->drop_gid, c->drop_gid) < 0)
+                child_fail(c, STAGE_SETGID, errno);
+        if (syscall(SYS_setresuid, c->drop_uid, c->drop_uid, c->drop_uid) < 0)
+                child_fail(c, STAGE_SETUID, errno);
+}
+
 _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
         sigset_t wait_set, empty;
         int self_pidfd, status;
@@ -445,6 +467,11 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
 
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                         child_fail(c, STAGE_PID_CHILD, errno);
+                if (c->exec_unpriv) {
+                        child_become_unprivileged(c);
+                        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                                child_fail(c, STAGE_PID_CHILD, errno);
+                }
                 if (poll(&pfd, 1, 0) != 0) /* the middle child already exited (or error) */
                         _exit(WORKER_EXIT_OTHER);
                 (void) close(self_pidfd);
@@ -588,25 +615,7 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         if (chdir("/") < 0)
                 child_fail(c, STAGE_CHROOT, errno);
 
-        if (c->exec_unpriv) {
-                /* nsid_worker_exec(): the unprivileged ids chosen from the target's maps,
-                 * in its user namespace (joined above, or ours). The bounding set goes
-                 * while CAP_SETPCAP is still ours; the uid change then empties the rest
-                 * (child_drop_caps() checks). */
-                if (c->drop_err < 0)
-                        child_fail(c, STAGE_SETUID, -c->drop_err);
-                for (unsigned long cap = 0;; cap++) {
-                        int k = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
-                        if (k < 0)
-                                break;
-                        if (k > 0 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
-                                child_fail(c, STAGE_BOUNDING_SET, errno);
-                }
-                if (syscall(SYS_setresgid, c->drop_gid, c->drop_gid, c->drop_gid) < 0)
-                        child_fail(c, STAGE_SETGID, errno);
-                if (syscall(SYS_setresuid, c->drop_uid, c->drop_uid, c->drop_uid) < 0)
-                        child_fail(c, STAGE_SETUID, errno);
-        } else if (c->become_ns_root) {
+        if (c->become_ns_root && !c->exec_unpriv) {
                 /* Our credentials are still the caller's (host uid 0): become the namespace's
                  * root, so that what we touch is owned by the container's root, not by the
                  * host's. A namespace without a mapping for 0, or with setgroups denied, keeps
@@ -1183,7 +1192,9 @@ _public_ int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask, int exe
                 ctx.join_flag[0] = clone_flags;
                 ctx.n_join = 1;
         }
-        ctx.fork_pid = ns_mask & NSID_NS_MASK(NSID_NS_PID);
+        /* always a middle child, in the target's pid namespace or not: it keeps the
+         * caller's uid, so the caller can stop it, and it stops the runner */
+        ctx.fork_pid = true;
 
         return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
 }

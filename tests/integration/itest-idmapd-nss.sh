@@ -1,0 +1,234 @@
+#!/bin/bash
+# nsid-idmapd answers a container from its own name service (issue 28), on this host's
+# kernel without NFS (the pipes are the lab's): real mount, network and pid namespaces,
+# containers with their own etc/nsswitch.conf, etc/idmapd.conf, systemd user records, and an
+# NSS module of their own (tests/integration/data/libnss_hostile.c, built here, put in the
+# container's library directory with a read-only overlayfs), asked over the control socket.
+#
+# Checks:
+#  - nss-systemd: alice exists only as a systemd user record (etc/userdb); `getent` in the
+#    container (the baseline) and nsid agree, both directions, users and groups; status says
+#    the container is answered by its name service, with its nsswitch.conf's sources;
+#  - idmapd.conf methods: `Method = static,nsswitch` with a [Static] entry answers as
+#    libnfsidmap in that container does;
+#  - the files-only fast path stays for a container whose nsswitch.conf names files (and
+#    for Debian's default "files systemd" with no record: the daemon says "files");
+#  - a hostile NSS module (hang, 20 s, 1 MiB names, control bytes, uid 0 for every name, a
+#    crash, a fork): its container gets a failure or its own lie, never another's answer;
+#    the host and a well-behaved container keep answering within 1 s meanwhile; the daemon
+#    stays up, its threads and fds come back; the module ran as nobody, without
+#    capabilities, with no_new_privs, unable to fork or write a file, with no HOME;
+#  - the container's files are parsed by an unprivileged worker: the daemon's log says
+#    nothing of parsing as root, and a change of nsswitch.conf is noticed.
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+bin=$(realpath "$build/idmapd/nsid-idmapd")
+src=$(cd "$(dirname "$0")" && pwd)
+. "$src/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root: nsid-idmapd, namespaces (run as root)"; exit 77; }
+[ -x "$build/idmapd/nsid-nss-query" ] || { echo "FAIL: $build/idmapd/nsid-nss-query not built"; exit 1; }
+[ -e /usr/lib/x86_64-linux-gnu/libnss_systemd.so.2 ] ||
+        { echo "SKIP: libnss-systemd not installed (scripts/install-deps)"; exit 77; }
+command -v cc >/dev/null || { echo "SKIP: no C compiler for the hostile NSS module"; exit 77; }
+libdir=$(dirname "$(realpath /usr/lib/x86_64-linux-gnu/libnss_systemd.so.2)")
+
+T=$(mktemp -d /tmp/nsid-itest-nss.XXXXXX)
+chmod 755 "$T"
+mkdir -m 1777 "$T/ready"
+S="$T/idmapd.sock"
+pids=()
+cleanup() {
+        for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+        [ -n "${DPID:-}" ] && kill -9 "$DPID" 2>/dev/null || true
+        rm -rf "$T"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+ctl() { "$bin" --socket="$S" --ctl="$1" || true; }
+expect() { # expect "request" "reply prefix"
+        local got
+        got=$(ctl "$1")
+        case "$got" in "$2"*) pass "$1 -> $got" ;; *) fail "$1 -> '$got', expected '$2...'" ;; esac
+}
+
+cc -shared -fPIC -O2 -o "$T/libnss_hostile.so.2" "$src/data/libnss_hostile.c"
+mkdir -p "$T/hostlib"
+cp "$T/libnss_hostile.so.2" "$T/hostlib/"
+
+cat >"$T/nsid.conf" <<CONF
+[idmapd]
+cache-ttl = 600
+negative-ttl = 30
+request-timeout-ms = 3000
+rescan-interval = 1
+refresh-interval = 1
+set-identifier = no
+state-dir = $T/state
+CONF
+printf '[General]\nDomain = host.test\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' >"$T/host-idmapd.conf"
+
+# a container: etc files from $T/NAME/ bind-mounted over the host's, in its own mount,
+# network and pid namespaces; optional: its userdb directory, the hostile module
+start_container() { # name
+        local name=$1 d="$T/$1" extra=""
+        [ -d "$d/userdb" ] && extra="$extra mkdir -p /etc/userdb && mount --bind '$d/userdb' /etc/userdb &&"
+        [ -e "$d/hostile-nss" ] && extra="$extra touch /etc/hostile-nss && mount --bind '$d/hostile-nss' /etc/hostile-nss &&
+                mount -t overlay overlay -o 'lowerdir=$T/hostlib:$libdir' '$libdir' &&"
+        unshare -m -n -p -f --propagation private sh -c "
+                for f in passwd group idmapd.conf nsswitch.conf; do
+                        [ -e '$d/'\$f ] && mount --bind '$d/'\$f /etc/\$f; done &&
+                $extra
+                echo \$\$ >'$T/ready/$name' && exec sleep 1000" </dev/null >"$T/$name.out" 2>&1 &
+        pids+=($!)
+        for _ in $(seq 200); do [ -s "$T/ready/$name" ] && break; sleep 0.05; done
+        # (its sleep is pid 1 of its pid namespace: killed by pid too, at the end)
+        [ -s "$T/ready/$name" ] || fail "container $name did not start: $(cat "$T/$name.out")"
+        # the pid of its sleep, seen from the host
+        CPID=$(pgrep -P "${pids[-1]}" sleep || true)
+        [ -n "$CPID" ] || { fail "container $name: no sleep under ${pids[-1]}"; return; }
+        pids+=("$CPID")
+}
+in_container() { nsenter -t "$1" -m -p -n -- "${@:2}"; }
+mkfiles() { # name domain nsswitch-passwd-and-group
+        mkdir -p "$T/$1"
+        printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n' >"$T/$1/passwd"
+        printf 'root:x:0:\nnogroup:x:65534:\n' >"$T/$1/group"
+        printf '[General]\nDomain = %s\n' "$2" >"$T/$1/idmapd.conf"
+        printf 'passwd: %s\ngroup: %s\n' "$3" "$3" >"$T/$1/nsswitch.conf"
+}
+
+# A: systemd user records only
+mkfiles a a.test "files systemd"
+mkdir -p "$T/a/userdb"
+echo '{"userName":"alice","uid":4011,"gid":4111,"homeDirectory":"/","shell":"/bin/sh"}' >"$T/a/userdb/alice.user"
+ln -s alice.user "$T/a/userdb/4011.user"
+echo '{"groupName":"team","gid":4111}' >"$T/a/userdb/team.group"
+ln -s team.group "$T/a/userdb/4111.group"
+# B: idmapd.conf methods
+mkfiles b b.test files
+printf '[General]\nDomain = b.test\n[Translation]\nMethod = static,nsswitch\n[Static]\ncarol@b.test = root\n' >"$T/b/idmapd.conf"
+# F: plain files (fast path); D: Debian's default "files systemd" with no record
+mkfiles f f.test files
+echo 'frank:x:4200:4200::/:/bin/sh' >>"$T/f/passwd"
+mkfiles d d.test "files systemd"
+echo 'dora:x:4300:4300::/:/bin/sh' >>"$T/d/passwd"
+# H: a hostile NSS module
+mkfiles h h.test "hostile"
+echo creds >"$T/h/hostile-nss"
+
+for c in a b f d h; do start_container $c; eval "P_$c=$CPID"; done
+
+"$bin" -f --config="$T/nsid.conf" --idmapd-conf="$T/host-idmapd.conf" --socket="$S" \
+        2>"$T/daemon.log" &
+DPID=$!
+for _ in $(seq 100); do [ -S "$S" ] && ctl status >/dev/null && break; sleep 0.05; done
+[ -S "$S" ] || { cat "$T/daemon.log"; echo "FAIL: daemon did not start"; exit 1; }
+pass "daemon started (pid $DPID)"
+
+# --- A: systemd user records, against getent in the container ---
+base=$(in_container "$P_a" getent passwd alice | cut -d: -f3)
+[ "$base" = 4011 ] && pass "baseline: getent in A gives alice 4011" || fail "baseline getent in A: '$base'"
+expect "lookup pid:$P_a uid alice@a.test" "ok 4011 "
+expect "lookup pid:$P_a user 4011" "ok alice@a.test "
+expect "lookup pid:$P_a gid team@a.test" "ok 4111 "
+expect "lookup pid:$P_a group 4111" "ok team@a.test "
+expect "lookup pid:$P_a uid nosuch@a.test" "negative"
+expect "lookup host uid alice@host.test" "ok 65534 " # the host knows no alice: its nobody
+st=$(ctl status)
+python3 - "${st#ok }" <<'PY' && pass "status: A answered by its name service, with its nsswitch.conf's sources" || fail "status: $st"
+import json, sys
+s = json.loads(sys.argv[1])
+a = [n for n in s["namespaces"] if n["domain"] == "a.test"][0]
+assert a["answered_by"] == "nss" and a["passwd_sources"] == "files systemd", a
+PY
+
+# --- B: libnfsidmap's static method, as libnfsidmap in B answers ---
+expect "lookup pid:$P_b uid carol@b.test" "ok 0 "
+expect "lookup pid:$P_b uid root@b.test" "ok 0 "
+
+# --- F and D: files, the fast path ---
+expect "lookup pid:$P_f uid frank@f.test" "ok 4200 "
+expect "lookup pid:$P_d uid dora@d.test" "ok 4300 "
+st=$(ctl status)
+python3 - "${st#ok }" <<'PY' && pass "F (files) and D (files systemd, no record) take the fast path" || fail "fast path: $st"
+import json, sys
+s = json.loads(sys.argv[1])
+by = {n["domain"]: n for n in s["namespaces"]}
+for d in ("f.test", "d.test"):
+    assert by[d]["answered_by"] == "files", by[d]
+assert by["b.test"]["answered_by"] == "nss" and by["b.test"]["idmapd_conf_methods"], by["b.test"]
+PY
+# a record appears in D: nss-systemd now adds something; the change is noticed
+mkdir -p "$T/d/userdb"
+printf 'passwd: files systemd\ngroup: files systemd\n# changed\n' >"$T/d/nsswitch.conf.new"
+cat "$T/d/nsswitch.conf.new" >"$T/d/nsswitch.conf"
+ok=0
+for _ in $(seq 50); do grep -q "/etc/nsswitch.conf changed" "$T/daemon.log" && { ok=1; break; }; sleep 0.1; done
+[ $ok = 1 ] && pass "a change of D's nsswitch.conf is noticed" || fail "D's nsswitch.conf change not noticed"
+
+# --- H: hostile module. First what it runs as. ---
+got=$(ctl "lookup pid:$P_h user 5000")
+case "$got" in
+"ok uid65534-gid65534-cap0-nnp1-write0-envpath0@h.test "*) pass "the module ran as nobody, no capability, no_new_privs, no file written, clean env ($got)" ;;
+*) fail "hostile creds: '$got'" ;;
+esac
+ctl "flush pid:$P_h" >/dev/null
+fd_before=$(ls /proc/$DPID/fd | wc -l)
+for mode in uid0 ctrl huge crash fork; do
+        echo "(fds before $mode: $(ls /proc/$DPID/fd | wc -l))"
+        echo $mode >"$T/h/hostile-nss"
+        ctl "flush pid:$P_h" >/dev/null
+        case $mode in
+        uid0) expect "lookup pid:$P_h uid anyone@h.test" "ok 0 " # its own lie, for itself only
+              expect "lookup pid:$P_a uid alice@a.test" "ok 4011 "
+              expect "lookup host uid root@host.test" "ok 0 " ;;
+        ctrl) got=$(ctl "lookup pid:$P_h user 5001")
+              case "$got" in error*) pass "control bytes in a name refused ($got)" ;; *) fail "ctrl: '$got'" ;; esac
+              grep -q $'\033' "$T/daemon.log" && fail "an escape byte reached the daemon's log" || pass "no escape byte in the log" ;;
+        huge) got=$(ctl "lookup pid:$P_h user 5002") # (libnfsidmap gives up: unknown)
+              case "$got" in error*|negative*) pass "a 1 MiB name refused ($got)" ;; *) fail "huge: '$got'" ;; esac ;;
+        crash) got=$(ctl "lookup pid:$P_h uid x@h.test")
+              case "$got" in error*) pass "a crashing module is a failure ($got)" ;; *) fail "crash: '$got'" ;; esac ;;
+        fork) got=$(ctl "lookup pid:$P_h user 5003")
+              case "$got" in "ok forkfailed@h.test "*) pass "the module cannot fork ($got)" ;; *) fail "fork: '$got'" ;; esac ;;
+        esac
+done
+# hang and slow: H's lookup fails at its deadline; the others answer meanwhile
+for mode in hang slow; do
+        echo "(fds before $mode: $(ls /proc/$DPID/fd | wc -l))"
+        echo $mode >"$T/h/hostile-nss"
+        ctl "flush pid:$P_h" >/dev/null
+        ( ctl "lookup pid:$P_h user 5004" >"$T/h.$mode" ) &
+        hp=$!
+        sleep 0.3
+        t0=$(date +%s%N)
+        a=$(ctl "lookup pid:$P_a user 4011"); h=$(ctl "lookup host user 0"); f=$(ctl "lookup pid:$P_f uid frank@f.test")
+        ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+        case "$a|$h|$f" in "ok alice@a.test "*"|ok root@host.test "*"|ok 4200 "*)
+                [ $ms -lt 1000 ] && pass "$mode: A, the host and F answered in $ms ms meanwhile" ||
+                        fail "$mode: the others took $ms ms" ;;
+        *) fail "$mode: others got '$a' '$h' '$f'" ;; esac
+        wait $hp
+        case "$(cat "$T/h.$mode")" in error*) pass "$mode: H's lookup failed at its deadline ($(cat "$T/h.$mode"))" ;;
+        *) fail "$mode: H got '$(cat "$T/h.$mode")'" ;; esac
+done
+kill -0 $DPID && pass "the daemon is up" || fail "the daemon died"
+sleep 3 # (H's resolver thread waits for its own worker's time limit after the main loop answered)
+for i in $(seq 100); do
+        fd_after=$(ls /proc/$DPID/fd | wc -l)
+        [ "$fd_after" -le "$fd_before" ] && break
+        sleep 0.1
+done
+echo "fds back after $i tries"
+[ "$fd_after" -le "$fd_before" ] && pass "daemon fds $fd_before -> $fd_after" ||
+        { fail "daemon fds $fd_before -> $fd_after"; ls -l /proc/$DPID/fd; for t in /proc/$DPID/task/*; do echo "$t: $(cat $t/comm) $(cat $t/wchan)"; done; ps -ef --forest | grep -B2 -A3 "nss-query\|hostile" | grep -v grep; }
+left=$(pgrep -x -- "nsid-nss-query" | wc -l) || true
+[ "$left" = 0 ] || { sleep 3; left=$(pgrep -x -- "nsid-nss-query" | wc -l) || true; }
+[ "$left" = 0 ] && pass "no nsid-nss-query left running" || { fail "$left nsid-nss-query left"; ps -ef | grep -v grep | grep nss-query; }
+
+kill -TERM $DPID; wait $DPID || true
+DPID=
+echo "$fails failure(s)"
+[ $fails = 0 ]
