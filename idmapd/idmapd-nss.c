@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nsid/worker.h>
@@ -97,14 +98,96 @@ bool dm_nss_available(void) {
         return agent_fd >= 0;
 }
 
-void dm_nss_lookup(const nsid_proc *proc, const dm_query *q, const char *domain,
-                   int timeout_ms, dm_answer *a, bool *via_lib, char *why, size_t whylen) {
+struct dm_nss_agent {
+        nsid_worker_session *ws;
+        unsigned served;
+        int64_t last_us;
+        char domain[256];
+};
+
+static int64_t mono_us(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+dm_nss_agent *dm_nss_agent_new(void) {
+        return calloc(1, sizeof(dm_nss_agent));
+}
+
+void dm_nss_agent_stop(dm_nss_agent *ag) {
+        if (ag && ag->ws) {
+                ag->ws = nsid_worker_session_stop(ag->ws);
+                ag->served = 0;
+        }
+}
+
+void dm_nss_agent_reap_idle(dm_nss_agent *ag) {
+        if (ag && ag->ws && mono_us() - ag->last_us >= DM_NSS_AGENT_IDLE_US)
+                dm_nss_agent_stop(ag);
+}
+
+dm_nss_agent *dm_nss_agent_free(dm_nss_agent *ag) {
+        dm_nss_agent_stop(ag);
+        free(ag);
+        return NULL;
+}
+
+static void explain(int r, int timeout_ms, char *why, size_t whylen) {
+        if (r == -ETIMEDOUT)
+                snprintf(why, whylen, "its name service did not answer within %d ms", timeout_ms);
+        else if (r == -EFBIG)
+                snprintf(why, whylen, "its name service answered more than %u bytes", REPLY_MAX);
+        else if (r == -EPIPE || r == -EPROTO)
+                snprintf(why, whylen, "%s died in it (a crashing NSS module? a libc older than "
+                         "glibc 2.34, or not glibc?)", AGENT_NAME);
+        else
+                snprintf(why, whylen, "running %s there: %s", AGENT_NAME,
+                         strerror(r > -4096 ? -r : EIO));
+}
+
+static const unsigned agent_mask = NSID_NS_MASK(NSID_NS_USER) | NSID_NS_MASK(NSID_NS_MNT) |
+                                   NSID_NS_MASK(NSID_NS_PID) | NSID_NS_MASK(NSID_NS_NET) |
+                                   NSID_NS_MASK(NSID_NS_UTS) | NSID_NS_MASK(NSID_NS_IPC) |
+                                   NSID_NS_MASK(NSID_NS_CGROUP);
+
+/* One request on the agent (started if needed): 0 with *reply, or -errno (agent stopped). */
+static int agent_call(dm_nss_agent *ag, const nsid_proc *proc, const char *domain,
+                      const char *req, size_t len, int timeout_ms, char **reply, size_t *size) {
+        int r;
+        if (ag->ws && (strcmp(ag->domain, domain) != 0 || ag->served >= DM_NSS_AGENT_MAX_LOOKUPS))
+                dm_nss_agent_stop(ag);
+        bool fresh = !ag->ws;
+        if (fresh) {
+                char *argv[] = { AGENT_NAME, "--serve", (char *) domain, NULL };
+                r = nsid_worker_session_start(proc, agent_mask, agent_fd, argv, &ag->ws);
+                if (r < 0)
+                        return r;
+                snprintf(ag->domain, sizeof(ag->domain), "%s", domain);
+                ag->served = 0;
+        }
+        r = nsid_worker_session_call(ag->ws, req, len, 2, timeout_ms, REPLY_MAX, reply, size);
+        if (r < 0) {
+                dm_nss_agent_stop(ag);
+                /* an agent that served before and is gone now (its CPU limit, killed from
+                 * inside the container) gets one fresh start; a fresh one that dies does not */
+                if (r == -EPIPE && !fresh)
+                        return agent_call(ag, proc, domain, req, len, timeout_ms, reply, size);
+                return r;
+        }
+        ag->served++;
+        ag->last_us = mono_us();
+        return 0;
+}
+
+void dm_nss_lookup(dm_nss_agent *ag, const nsid_proc *proc, const dm_query *q,
+                   const char *domain, int timeout_ms, dm_answer *a, bool *via_lib, char *why,
+                   size_t whylen) {
         bool to_id = q->kind == NSID_IDMAP_KEY_UID || q->kind == NSID_IDMAP_KEY_GID;
-        const char *kind = dm_query_kind_name(q);
-        char idbuf[16], *reply = NULL;
+        char req[DM_NAME_MAX + 16], *reply = NULL;
         size_t size = 0;
         nss_reply rp;
-        int r;
+        int r, n;
 
         *via_lib = false;
         why[0] = '\0';
@@ -113,36 +196,27 @@ void dm_nss_lookup(const nsid_proc *proc, const dm_query *q, const char *domain,
                 snprintf(why, whylen, "%s is not installed", AGENT_NAME);
                 return;
         }
-        snprintf(idbuf, sizeof(idbuf), "%" PRIu32, q->id);
-        char *argv[] = { AGENT_NAME, (char *) kind, to_id ? (char *) q->name : idbuf,
-                         (char *) domain, NULL };
-        const unsigned mask = NSID_NS_MASK(NSID_NS_USER) | NSID_NS_MASK(NSID_NS_MNT) |
-                              NSID_NS_MASK(NSID_NS_PID) | NSID_NS_MASK(NSID_NS_NET) |
-                              NSID_NS_MASK(NSID_NS_UTS) | NSID_NS_MASK(NSID_NS_IPC) |
-                              NSID_NS_MASK(NSID_NS_CGROUP);
-        r = nsid_worker_exec(proc, mask, agent_fd, argv, timeout_ms, REPLY_MAX, &reply, &size);
+        if (to_id && strchr(q->name, '\n')) {
+                a->error = -ENOENT; /* (the pipe and channel parsers refuse these already) */
+                return;
+        }
+        n = to_id ? snprintf(req, sizeof(req), "%s %s\n", dm_query_kind_name(q), q->name)
+                  : snprintf(req, sizeof(req), "%s %" PRIu32 "\n", dm_query_kind_name(q), q->id);
+        if (n < 0 || (size_t) n >= sizeof(req)) {
+                a->error = -ENAMETOOLONG;
+                snprintf(why, whylen, "owner name too long");
+                return;
+        }
+        r = agent_call(ag, proc, domain, req, (size_t) n, timeout_ms, &reply, &size);
         if (r < 0) {
                 a->error = r == -ETIMEDOUT ? -ETIMEDOUT : -EIO;
-                if (r == -ETIMEDOUT)
-                        snprintf(why, whylen, "its name service did not answer within %d ms",
-                                 timeout_ms);
-                else if (r == -EFBIG)
-                        snprintf(why, whylen, "its name service answered more than %u bytes",
-                                 REPLY_MAX);
-                else if (r == -EPROTO)
-                        snprintf(why, whylen, "%s died in it (a crashing NSS module?)",
-                                 AGENT_NAME);
-                else if (r == -127)
-                        snprintf(why, whylen, "%s cannot run there (its libc is older than "
-                                 "glibc 2.34, or not glibc)", AGENT_NAME);
-                else
-                        snprintf(why, whylen, "running %s there: %s", AGENT_NAME,
-                                 strerror(r > -4096 ? -r : EIO));
+                explain(r, timeout_ms, why, whylen);
                 return;
         }
         r = nss_reply_parse(reply, size, to_id, &rp);
         free(reply);
         if (r < 0) {
+                dm_nss_agent_stop(ag); /* out of step with us: a new one next time */
                 a->error = -EBADMSG;
                 snprintf(why, whylen, "its name service gave a malformed answer");
                 return;

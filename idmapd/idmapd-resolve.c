@@ -73,6 +73,7 @@ struct dm_resolver {
          * db_lock (dm_resolver_answer_now), the resolver thread reads them without it */
         pthread_mutex_t db_lock;
         dm_context *ctx;
+        dm_nss_agent *agent; /* its nsid-nss-query, when its name service answers */
         nsid_idmap *map[2];
         int64_t last_refresh_us;
         /* snapshot for status (under lock) */
@@ -336,6 +337,7 @@ static void refresh_check(dm_resolver *r) {
         pthread_mutex_lock(&r->lock);
         r->info_checks++;
         pthread_mutex_unlock(&r->lock);
+        dm_nss_agent_reap_idle(r->agent);
         e = dm_context_changed(r->ctx, r->proc);
         if (e == 0)
                 return;
@@ -346,6 +348,7 @@ static void refresh_check(dm_resolver *r) {
         }
         if (load_context(r, &n) < 0)
                 return;
+        dm_nss_agent_stop(r->agent); /* it read the old configuration */
         bool domain_changed = strcmp(n->domain, r->ctx->domain) != 0;
         pthread_mutex_lock(&r->db_lock);
         dm_context *old = r->ctx;
@@ -378,7 +381,11 @@ static void answer_from_nss(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 return;
         }
         int timeout = (int) dm_cfg.request_timeout_ms;
-        dm_nss_lookup(r->proc, &nq, r->ctx->domain, timeout > 100 ? timeout : 100, a,
+        if (!r->agent && !(r->agent = dm_nss_agent_new())) {
+                a->error = -ENOMEM;
+                return;
+        }
+        dm_nss_lookup(r->agent, r->proc, &nq, r->ctx->domain, timeout > 100 ? timeout : 100, a,
                       &via_lib, why, sizeof(why));
         if (a->error == 0 && to_id && q->view == DM_VIEW_HOST)
                 (void) nsid_idmap_to_host_munged(m, a->id, &a->id);
@@ -515,6 +522,7 @@ static void resolver_unref(dm_resolver *r) {
                 j = n;
         }
         dm_context_free(r->ctx);
+        dm_nss_agent_free(r->agent);
         nsid_idmap_unref(r->map[0]);
         nsid_idmap_unref(r->map[1]);
         nsid_proc_unref(r->proc);

@@ -3,7 +3,7 @@
  * nsid-nss-query: one ID-mapping lookup answered by a container's own name service, as
  * rpc.idmapd running in that container would answer it.
  *
- * nsid-idmapd runs this program inside the container (nsid_worker_exec(): every namespace of
+ * nsid-idmapd runs this program inside the container (nsid_worker_session_start(): every namespace of
  * the container joined, its root, an unprivileged id, no capability, no_new_privs, resource
  * limits, a clean environment, nothing of the daemon's open). It is linked against libc only:
  * the container's dynamic loader and libc load it, with the container's NSS modules and, where
@@ -13,6 +13,8 @@
  *
  *   nsid-nss-query uid|gid OWNER@DOMAIN DOMAIN
  *   nsid-nss-query user|group ID DOMAIN
+ *   nsid-nss-query --serve DOMAIN       one request a line on stdin ("uid OWNER@DOMAIN",
+ *                                       "user ID", ...), a reply per request, until EOF
  *
  * DOMAIN is the container's NFSv4 domain as nsid-idmapd read it (used only without
  * libnfsidmap: NSS answers plain names). Output, one line each, on stdout:
@@ -20,7 +22,8 @@
  *   id N | name OWNER@DOMAIN   the answer
  *   none                       the name service does not know it
  *   err ERRNO                  the lookup failed (not the same as unknown)
- * Everything it prints is untrusted input to the daemon (nss-reply.c parses it).
+ * Every reply is exactly two lines. Everything it prints is untrusted input to the daemon
+ * (nss-text.c parses it).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 
 #define NAME_MAX_LEN 1024
@@ -61,11 +65,16 @@ static int parse_id(const char *s, uint32_t *ret) {
  * 0 libnfsidmap is not there. */
 static int via_libnfsidmap(bool user, bool to_id, const char *arg) {
         /* RTLD_GLOBAL: its plugins (nsswitch.so...) take its symbols from the global scope */
-        void *h = dlopen("libnfsidmap.so.1", RTLD_NOW | RTLD_GLOBAL);
+        static void *h;
+        static bool tried;
         char name[NAME_MAX_LEN], domain[512];
         uint32_t id = 0;
         int r;
 
+        if (!tried) {
+                h = dlopen("libnfsidmap.so.1", RTLD_NOW | RTLD_GLOBAL);
+                tried = true;
+        }
         if (!h)
                 return 0;
         init_fn init = (init_fn) dlsym(h, "nfs4_init_name_mapping");
@@ -173,26 +182,61 @@ static int via_nss(bool user, bool to_id, const char *arg, const char *domain) {
         return 0;
 }
 
+/* One lookup, its two lines printed: 0, or -EINVAL for an unknown kind (nothing printed). */
+static int answer(const char *kind, const char *arg, const char *domain) {
+        bool user, to_id;
+        if (strcmp(kind, "uid") == 0)
+                user = true, to_id = true;
+        else if (strcmp(kind, "gid") == 0)
+                user = false, to_id = true;
+        else if (strcmp(kind, "user") == 0)
+                user = true, to_id = false;
+        else if (strcmp(kind, "group") == 0)
+                user = false, to_id = false;
+        else
+                return -EINVAL;
+        if (via_libnfsidmap(user, to_id, arg) == 0)
+                (void) via_nss(user, to_id, arg, domain);
+        return 0;
+}
+
+/* Requests on stdin, one a line, "KIND ARG"; a malformed one is answered "err EINVAL". */
+static int serve(const char *domain) {
+        char line[NAME_MAX_LEN + 16];
+        while (fgets(line, sizeof(line), stdin)) {
+                size_t n = strlen(line);
+                char *sp = strchr(line, ' ');
+                if (n == 0 || line[n - 1] != '\n') {
+                        int c; /* too long: skip the rest of it */
+                        while ((c = getchar()) != EOF && c != '\n')
+                                ;
+                        sp = NULL;
+                } else
+                        line[n - 1] = '\0';
+                if (sp)
+                        *sp = '\0';
+                if (!sp || answer(line, sp + 1, domain) < 0)
+                        printf("via nss\nerr %d\n", EINVAL);
+                if (fflush(stdout) != 0)
+                        return 1;
+        }
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
+        /* run from a memfd by its fd, its comm would be "5": named for ps and pgrep */
+        (void) prctl(PR_SET_NAME, "nsid-nss-query", 0, 0, 0);
+        if (argc == 3 && strcmp(argv[1], "--serve") == 0)
+                return serve(argv[2]);
         if (argc != 4) {
                 fprintf(stderr, "usage: nsid-nss-query uid|gid|user|group NAME-OR-ID DOMAIN\n"
+                                "       nsid-nss-query --serve DOMAIN\n"
                                 "(run by nsid-idmapd inside a container; see nsid-idmapd(8))\n");
                 return 2;
         }
-        bool user, to_id;
-        if (strcmp(argv[1], "uid") == 0)
-                user = true, to_id = true;
-        else if (strcmp(argv[1], "gid") == 0)
-                user = false, to_id = true;
-        else if (strcmp(argv[1], "user") == 0)
-                user = true, to_id = false;
-        else if (strcmp(argv[1], "group") == 0)
-                user = false, to_id = false;
-        else {
+        if (answer(argv[1], argv[2], argv[3]) < 0) {
                 fprintf(stderr, "nsid-nss-query: unknown lookup '%s'\n", argv[1]);
                 return 2;
         }
-        if (via_libnfsidmap(user, to_id, argv[2]) == 0)
-                (void) via_nss(user, to_id, argv[2], argv[3]);
         return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -57,6 +57,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -161,9 +162,10 @@ struct worker_ctx {
         int drop_err;        /* DROP_IN_FN: -EPERM when nothing unprivileged is mapped */
         bool become_ns_root; /* joined a user namespace other than ours */
         bool fork_pid;       /* run fn in a grandchild inside the joined pid namespace */
-        int exec_fd;         /* nsid_worker_exec(): the program (kept on fd 5), or -EBADF */
+        int exec_fd;         /* nsid_worker_session_start(): the program (kept on fd 5), or -EBADF */
+        int req_fd;          /* a session: the program's stdin (kept on fd 6), or -EBADF */
         char *const *exec_argv;
-        bool exec_unpriv;    /* nsid_worker_exec(): become drop_uid/drop_gid after joining */
+        bool exec_unpriv;    /* nsid_worker_session_start(): become drop_uid/drop_gid after joining */
         unsigned flags;
         nsid_worker_fn fn;
         void *userdata;
@@ -345,7 +347,7 @@ _public_ int nsid_worker_drop_privileges(void) {
         return 0;
 }
 
-/* nsid_worker_exec(): the limits a program the container controls runs under. No core
+/* nsid_worker_session_start(): the limits a program the container controls runs under. No core
  * file, no file written, no process forked (RLIMIT_NPROC 0 for an unprivileged id), bounded
  * memory, CPU time and descriptors. */
 static int child_exec_limits(void) {
@@ -380,6 +382,8 @@ _Noreturn static void child_exec(struct worker_ctx *c) {
          * fd directory (4) is closed, the program's fd (5) goes with FD_CLOEXEC */
         if (dup2(CHILD_REPLY_FD, 1) < 0 || close(CHILD_REPLY_FD) < 0 ||
             close(CHILD_NULL_FD) < 0 || fcntl(c->exec_fd, F_SETFD, FD_CLOEXEC) < 0)
+                child_fail(c, STAGE_FDS, errno);
+        if (c->req_fd >= 0 && (dup2(c->req_fd, 0) < 0 || close(c->req_fd) < 0))
                 child_fail(c, STAGE_FDS, errno);
         c->shared->stage = STAGE_FN;
         (void) syscall(SYS_execveat, c->exec_fd, "", c->exec_argv, envp, AT_EMPTY_PATH);
@@ -421,7 +425,7 @@ _Noreturn static void child_run_fn(struct worker_ctx *c) {
  * with sigwaitinfo()); we SIGKILL the runner, reap it and exit. SIGKILL to us stays the last
  * resort, and PR_SET_PDEATHSIG still kills the runner then.
  */
-/* nsid_worker_exec(): the runner becomes the unprivileged ids chosen from the target's maps,
+/* nsid_worker_session_start(): the runner becomes the unprivileged ids chosen from the target's maps,
  * in its user namespace (joined, or ours). Only the runner: the middle child stays the
  * caller's uid so that the caller, which need not hold CAP_KILL, can still signal it. The
  * bounding set goes while CAP_SETPCAP may still be ours; the uid change then empties the
@@ -485,6 +489,16 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
         /* The middle child keeps nothing open: the reply pipe's write end belongs to the
          * runner alone, so the parent sees EOF when the runner is done. */
         (void) close_range(0, ~0U, 0);
+        /* A runner that became an unprivileged id can only be signalled by a process of
+         * that effective uid or one holding CAP_KILL over it (that includes the
+         * PR_SET_PDEATHSIG our death sends: the kernel checks it with our credentials). The
+         * caller need not hold CAP_KILL: take the runner's effective uid, keep our real
+         * uid, which lets the caller signal us. */
+        if (c->exec_unpriv && syscall(SYS_setresuid, -1, c->drop_uid, -1) < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                child_fail(c, STAGE_SETUID, errno);
+        }
         for (;;) {
                 siginfo_t si;
                 int sig = sigwaitinfo(&wait_set, &si);
@@ -566,6 +580,10 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
         } else if (c->exec_fd >= 0) {
                 fds[n++] = c->exec_fd;
                 keep++;
+                if (c->req_fd >= 0) {
+                        fds[n++] = c->req_fd;
+                        keep++;
+                }
         }
         size_t join_at = n;
         for (size_t i = 0; i < c->n_join; i++)
@@ -584,8 +602,11 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
                 c->empty_fd = fds[2];
                 if (c->late_userns_fd >= 0)
                         c->late_userns_fd = fds[3];
-        } else if (c->exec_fd >= 0)
+        } else if (c->exec_fd >= 0) {
                 c->exec_fd = fds[2];
+                if (c->req_fd >= 0)
+                        c->req_fd = fds[3];
+        }
         for (size_t i = 0; i < c->n_join; i++)
                 c->join_fd[i] = fds[join_at + i];
         if (c->root_fd >= 0)
@@ -744,16 +765,15 @@ static void unmap_shared(struct worker_shared **sh) {
                 (void) munmap(*sh, sizeof(**sh));
 }
 
-static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms,
-                        size_t max_reply, char **ret_reply, size_t *ret_size) {
+/* Fork the child that runs worker_child(ctx): the reply pipe's read end, the child's pidfd
+ * (always our own child: checked) and the status page come back; the child holds the write
+ * end. 0 or -errno (nothing left behind). */
+static int worker_fork(struct worker_ctx *ctx, const char *what, int *ret_rfd, int *ret_cpidfd,
+                       struct worker_shared **ret_sh) {
         _cleanup_(unmap_shared) struct worker_shared *sh = NULL;
         _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, nullfd = -EBADF, cpidfd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t alloc = 0, size = 0;
-        bool pipe_open = true, exited = false;
-        int64_t deadline = now_ms() + timeout_ms;
         siginfo_t si = {};
-        int p[2], r = 0;
+        int p[2], r;
         pid_t pid;
 
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -787,9 +807,6 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
         if (pid == 0)
                 worker_child(ctx);
 
-        wfd = safe_close(wfd);
-        nullfd = safe_close(nullfd);
-
         /* Our own child cannot be reaped by anyone else, so its pid is not recycled and this
          * pidfd is the child, unless the program lets the kernel reap its children (SIGCHLD
          * set to SIG_IGN) or reaps with waitpid(-1): then the child may already be gone
@@ -811,6 +828,26 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
                                        "worker for %s: child %d was reaped by someone else "
                                        "(SIGCHLD ignored, or waitpid(-1) elsewhere?)",
                                        what, (int) pid);
+        *ret_rfd = TAKE_FD(rfd);
+        *ret_cpidfd = TAKE_FD(cpidfd);
+        *ret_sh = TAKE_PTR(sh);
+        return 0;
+}
+
+static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms,
+                        size_t max_reply, char **ret_reply, size_t *ret_size) {
+        _cleanup_(unmap_shared) struct worker_shared *sh = NULL;
+        _cleanup_close_ int rfd = -EBADF, cpidfd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        size_t alloc = 0, size = 0;
+        bool pipe_open = true, exited = false;
+        int64_t deadline = now_ms() + timeout_ms;
+        siginfo_t si = {};
+        int r;
+
+        r = worker_fork(ctx, what, &rfd, &cpidfd, &sh);
+        if (r < 0)
+                return r;
         if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
                 r = negative_errno();
 
@@ -874,8 +911,8 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
                         continue;
                 int e = errno;
                 if (r == 0)
-                        r = log_debug_errno(e, "worker for %s: cannot reap child %d: %s%s", what,
-                                            (int) pid, strerror(e),
+                        r = log_debug_errno(e, "worker for %s: cannot reap its child: %s%s", what,
+                                            strerror(e),
                                             e == ECHILD ? " (SIGCHLD ignored, or reaped by "
                                                           "someone else?)"
                                                         : "");
@@ -1002,6 +1039,7 @@ _public_ int nsid_worker_run(const nsid_proc *target, unsigned ns_mask, unsigned
                 .empty_fd = -EBADF,
                 .late_userns_fd = -EBADF,
                 .exec_fd = -EBADF,
+                .req_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -1076,6 +1114,7 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
                 .empty_fd = -EBADF,
                 .late_userns_fd = -EBADF,
                 .exec_fd = -EBADF,
+                .req_fd = -EBADF,
                 .flags = flags,
                 .fn = fn,
                 .userdata = userdata,
@@ -1137,41 +1176,25 @@ _public_ int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsigned flags, in
         return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
 }
 
-_public_ int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask, int exec_fd,
-                              char *const argv[], int timeout_ms, size_t max_reply,
-                              char **ret_reply, size_t *ret_size) {
-        _cleanup_close_ int rootfd = -EBADF;
+/* A session: what the child needs, from the target (its maps for the
+ * unprivileged ids, its namespaces, its root pinned in *rootfd). */
+static int prepare_exec(const nsid_proc *target, unsigned ns_mask, struct worker_ctx *ctx,
+                        int *rootfd, char *what, size_t whatlen) {
         _cleanup_(nsid_ns_unrefp) nsid_ns *userns = NULL;
-        struct worker_ctx ctx = {
-                .root_fd = -EBADF,
-                .empty_fd = -EBADF,
-                .late_userns_fd = -EBADF,
-                .exec_fd = exec_fd,
-                .exec_argv = argv,
-                .exec_unpriv = true,
-        };
-        char what[32];
         int clone_flags = 0, r;
 
-        assert_return(target, -EINVAL);
-        assert_return(exec_fd >= 0, -EINVAL);
-        assert_return(argv && argv[0], -EINVAL);
-        assert_return((ns_mask & ~WORKER_ALL_NS) == 0, -EINVAL);
-        assert_return(timeout_ms > 0, -EINVAL);
-        assert_return(max_reply < SIZE_MAX / 4, -EINVAL);
-
-        (void) snprintf(what, sizeof(what), "process %d", (int) nsid_proc_get_pid(target));
+        (void) snprintf(what, whatlen, "process %d", (int) nsid_proc_get_pid(target));
         r = nsid_proc_check_alive(target);
         if (r < 0)
                 return log_debug_errno(r, "worker for %s: %s", what,
                                        r == -ESRCH ? "the process has exited" : strerror(-r));
         /* the unprivileged ids, from its maps (the host's procfs), as DROP_IN_FN does */
-        r = prepare_drop(target, &ctx, &userns, what);
+        r = prepare_drop(target, ctx, &userns, what);
         if (r < 0)
                 return r;
-        if (ctx.drop_err < 0)
-                return ctx.drop_err;
-        ctx.late_userns_fd = -EBADF; /* joined with the others below, not late */
+        if (ctx->drop_err < 0)
+                return ctx->drop_err;
+        ctx->late_userns_fd = -EBADF; /* joined with the others below, not late */
 
         for (int t = 0; t < _NSID_NS_TYPE_MAX; t++)
                 if (ns_mask & NSID_NS_MASK(t))
@@ -1179,22 +1202,171 @@ _public_ int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask, int exe
         if (!userns)
                 clone_flags &= ~CLONE_NEWUSER; /* its user namespace is ours */
         if (ns_mask & NSID_NS_MASK(NSID_NS_MNT)) {
-                r = nsid_proc_open_root(target, &rootfd);
+                r = nsid_proc_open_root(target, rootfd);
                 if (r == -ENOENT)
                         r = -ESRCH;
                 if (r < 0)
                         return log_debug_errno(r, "worker for %s: cannot pin its root: %s", what,
                                                strerror(-r));
-                ctx.root_fd = rootfd;
+                ctx->root_fd = *rootfd;
         }
         if (clone_flags) {
-                ctx.join_fd[0] = nsid_proc_get_pidfd(target);
-                ctx.join_flag[0] = clone_flags;
-                ctx.n_join = 1;
+                ctx->join_fd[0] = nsid_proc_get_pidfd(target);
+                ctx->join_flag[0] = clone_flags;
+                ctx->n_join = 1;
         }
         /* always a middle child, in the target's pid namespace or not: it keeps the
          * caller's uid, so the caller can stop it, and it stops the runner */
-        ctx.fork_pid = true;
+        ctx->fork_pid = true;
+        return 0;
+}
 
-        return worker_spawn(&ctx, what, timeout_ms, max_reply, ret_reply, ret_size);
+#define EXEC_CTX(fd, av)                                                                       \
+        {                                                                                      \
+                .root_fd = -EBADF, .empty_fd = -EBADF, .late_userns_fd = -EBADF,              \
+                .exec_fd = (fd), .req_fd = -EBADF, .exec_argv = (av), .exec_unpriv = true,     \
+        }
+
+struct nsid_worker_session {
+        int cpidfd;   /* the middle child */
+        int req_fd;   /* our end of the program's stdin (a socket: no SIGPIPE) */
+        int reply_fd; /* the read end of its stdout, non-blocking */
+        struct worker_shared *sh;
+        char *buf;    /* bytes read past the last reply */
+        size_t len, alloc;
+};
+
+_public_ int nsid_worker_session_start(const nsid_proc *target, unsigned ns_mask, int exec_fd,
+                                       char *const argv[], nsid_worker_session **ret) {
+        _cleanup_close_ int rootfd = -EBADF, ours = -EBADF, theirs = -EBADF;
+        struct worker_ctx ctx = EXEC_CTX(exec_fd, argv);
+        nsid_worker_session *ws;
+        char what[32];
+        int sv[2], r;
+
+        assert_return(target, -EINVAL);
+        assert_return(exec_fd >= 0, -EINVAL);
+        assert_return(argv && argv[0], -EINVAL);
+        assert_return((ns_mask & ~WORKER_ALL_NS) == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        r = prepare_exec(target, ns_mask, &ctx, &rootfd, what, sizeof(what));
+        if (r < 0)
+                return r;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return negative_errno();
+        ours = sv[0];
+        theirs = sv[1];
+        (void) shutdown(ours, SHUT_RD);
+        (void) shutdown(theirs, SHUT_WR);
+        ctx.req_fd = theirs;
+        ws = calloc(1, sizeof(*ws));
+        if (!ws)
+                return -ENOMEM;
+        r = worker_fork(&ctx, what, &ws->reply_fd, &ws->cpidfd, &ws->sh);
+        if (r < 0) {
+                free(ws);
+                return r;
+        }
+        if (fcntl(ws->reply_fd, F_SETFL, O_NONBLOCK) < 0) {
+                r = negative_errno();
+                ws->req_fd = -EBADF;
+                (void) nsid_worker_session_stop(ws);
+                return r;
+        }
+        ws->req_fd = TAKE_FD(ours);
+        *ret = ws;
+        return 0;
+}
+
+_public_ int nsid_worker_session_call(nsid_worker_session *ws, const char *req, size_t req_len,
+                                      unsigned reply_lines, int timeout_ms, size_t max_reply,
+                                      char **ret_reply, size_t *ret_size) {
+        int64_t deadline = now_ms() + timeout_ms;
+        int r;
+
+        assert_return(ws && ws->req_fd >= 0, -EINVAL);
+        assert_return(req || req_len == 0, -EINVAL);
+        assert_return(reply_lines > 0 && timeout_ms > 0, -EINVAL);
+        assert_return(max_reply > 0 && max_reply < SIZE_MAX / 4, -EINVAL);
+
+        for (size_t off = 0; off < req_len;) {
+                ssize_t k = send(ws->req_fd, req + off, req_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN) {
+                        struct pollfd pfd = { .fd = ws->req_fd, .events = POLLOUT };
+                        int64_t left = deadline - now_ms();
+                        if (left <= 0)
+                                return -ETIMEDOUT;
+                        (void) poll(&pfd, 1, (int) left);
+                        continue;
+                }
+                if (k < 0)
+                        return errno == EPIPE || errno == ECONNRESET ? -EPIPE : negative_errno();
+                off += (size_t) k;
+        }
+        for (;;) {
+                /* a whole reply in hand? */
+                unsigned lines = 0;
+                size_t end = 0;
+                for (size_t i = 0; i < ws->len && lines < reply_lines; i++)
+                        if (ws->buf[i] == '\n') {
+                                lines++;
+                                end = i + 1;
+                        }
+                if (lines == reply_lines) {
+                        char *out = malloc(end + 1);
+                        if (!out)
+                                return -ENOMEM;
+                        memcpy(out, ws->buf, end);
+                        out[end] = '\0';
+                        memmove(ws->buf, ws->buf + end, ws->len - end);
+                        ws->len -= end;
+                        *ret_reply = out;
+                        if (ret_size)
+                                *ret_size = end;
+                        return 0;
+                }
+                if (ws->len > max_reply)
+                        return -EFBIG;
+                struct pollfd pfd = { .fd = ws->reply_fd, .events = POLLIN };
+                int64_t left = deadline - now_ms();
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                r = poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int) left);
+                if (r < 0 && errno != EINTR)
+                        return negative_errno();
+                if (r <= 0)
+                        continue;
+                r = reply_drain(ws->reply_fd, max_reply, &ws->buf, &ws->alloc, &ws->len);
+                if (r == -EFBIG || (r >= 0 && ws->len > max_reply))
+                        return -EFBIG;
+                if (r < 0)
+                        return r;
+                if (r == 1) /* EOF: the program is gone */
+                        return -EPIPE;
+        }
+}
+
+_public_ nsid_worker_session *nsid_worker_session_stop(nsid_worker_session *ws) {
+        siginfo_t si;
+
+        if (!ws)
+                return NULL;
+        /* its stdin closed, a well-behaved program ends at once; else it is killed */
+        ws->req_fd = safe_close(ws->req_fd);
+        if (ws->cpidfd >= 0) {
+                struct pollfd pfd = { .fd = ws->cpidfd, .events = POLLIN };
+                if (poll(&pfd, 1, 100) <= 0)
+                        worker_kill(ws->cpidfd, true);
+                while (waitid(P_PIDFD, (id_t) ws->cpidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+        }
+        ws->cpidfd = safe_close(ws->cpidfd);
+        ws->reply_fd = safe_close(ws->reply_fd);
+        unmap_shared(&ws->sh);
+        free(ws->buf);
+        free(ws);
+        return NULL;
 }

@@ -1,9 +1,11 @@
 #!/bin/bash
 # nsid-idmapd keeps only the capabilities its work needs (issue 7, "Privilege";
 # nsid-idmapd(8), CAPABILITIES): CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
-# CAP_SYS_CHROOT (the machine-id worker; not shown needed here: that needs a new container).
+# CAP_SYS_CHROOT (the machine-id worker; not shown needed here: that needs a new container),
+# CAP_SETUID and CAP_SETGID (the workers that parse a container's files, or run its name
+# service, become an unprivileged id first).
 #  - /proc/PID/status of every thread of the running daemon (the main one, a namespace's
-#    resolver thread): CapEff = CapPrm = CapBnd = those four, CapInh = CapAmb = 0,
+#    resolver thread): CapEff = CapPrm = CapBnd = those six, CapInh = CapAmb = 0,
 #    NoNewPrivs 1; the securebits forbid regaining anything by exec;
 #  - each kept capability is needed, shown by starting the daemon without it (setpriv takes
 #    it out of the bounding set first) and watching the work it does fail:
@@ -11,6 +13,8 @@
 #        by its own root (host uid 100000) is answered with it, not without it;
 #      CAP_SYS_PTRACE: a container's files (/proc/PID/root of a root process holding
 #        capabilities the daemon dropped) are read with it, not without it;
+#      CAP_SETUID: a container's files are parsed (by a worker that becomes nobody) with it;
+#        without it the worker cannot drop, parses nothing, and the container gets no answer;
 #      CAP_SYS_ADMIN: joining a netns to make its rpc_pipefs (setns) works with it (this host
 #        has no sunrpc, so the next step fails with ENODEV), EPERM without it;
 #  - the systemd unit: its CapabilityBoundingSet= is exactly that list, systemd-analyze
@@ -90,7 +94,7 @@ start_daemon() { # log-name [wrapper...]
 stop_daemon() { kill -TERM "$DPID"; wait "$DPID" 2>/dev/null || true; DPID=; }
 decode() { capsh --decode="$1" | sed 's/^0x[0-9a-f]*=//'; }
 status_field() { awk -v k="$2:" '$1 == k {print $2}' "$1"; }
-KEPT="cap_dac_override,cap_sys_chroot,cap_sys_ptrace,cap_sys_admin"   # capsh order (by number)
+KEPT="cap_dac_override,cap_setgid,cap_setuid,cap_sys_chroot,cap_sys_ptrace,cap_sys_admin"   # capsh order (by number)
 
 # --- the daemon as root with every capability -----------------------------------------------
 start_daemon full || { echo "FAIL: daemon did not start"; exit 1; }
@@ -138,6 +142,13 @@ if without sys_ptrace; then
                 *) pass "without sys_ptrace: c1's files are out of reach ($r)" ;; esac
         stop_daemon
 fi
+if without setuid; then
+        r=$(ctl "lookup pid:$PC uid alice@c1.test")
+        case "$r" in "ok 4001 "*) fail "without setuid: c1 still answered ($r): its files were parsed with privilege?" ;;
+                *) pass "without setuid: c1's files are not parsed, no answer ($r)" ;; esac
+        case "$(ctl "lookup host uid root@host.test")" in "ok 0 "*) pass "without setuid: the host still answered" ;; *) fail "without setuid: host not answered" ;; esac
+        stop_daemon
+fi
 if without sys_admin; then
         ctl "lookup pid:$PC uid alice@c1.test" >/dev/null
         # (the daemon tries the netns's rpc_pipefs on its own, a moment later)
@@ -149,7 +160,7 @@ fi
 # --- the systemd unit ---------------------------------------------------------------------
 unit_in=$src/idmapd/nsid-idmapd.service.in
 bset=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit_in")
-want_bset="CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_OVERRIDE CAP_SYS_CHROOT"
+want_bset="CAP_SYS_ADMIN CAP_SYS_PTRACE CAP_DAC_OVERRIDE CAP_SYS_CHROOT CAP_SETUID CAP_SETGID"
 [ "$(echo "$bset" | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(echo "$want_bset" | tr ' ' '\n' | sort | tr '\n' ' ')" ] &&
         pass "unit: CapabilityBoundingSet=$bset" || fail "unit: CapabilityBoundingSet='$bset', want the daemon's list ($want_bset)"
 if command -v systemd-analyze >/dev/null; then

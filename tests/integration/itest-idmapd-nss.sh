@@ -16,7 +16,8 @@
 #  - a hostile NSS module (hang, 20 s, 1 MiB names, control bytes, uid 0 for every name, a
 #    crash, a fork): its container gets a failure or its own lie, never another's answer;
 #    the host and a well-behaved container keep answering within 1 s meanwhile; the daemon
-#    stays up, its threads and fds come back; the module ran as nobody, without
+#    stays up, its threads and fds come back, one agent per name-service container runs and
+#    none is left once the daemon stops; the module ran as nobody, without
 #    capabilities, with no_new_privs, unable to fork or write a file, with no HOME;
 #  - the container's files are parsed by an unprivileged worker: the daemon's log says
 #    nothing of parsing as root, and a change of nsswitch.conf is noticed.
@@ -224,11 +225,13 @@ done
 echo "fds back after $i tries"
 [ "$fd_after" -le "$fd_before" ] && pass "daemon fds $fd_before -> $fd_after" ||
         { fail "daemon fds $fd_before -> $fd_after"; ls -l /proc/$DPID/fd; for t in /proc/$DPID/task/*; do echo "$t: $(cat $t/comm) $(cat $t/wchan)"; done; ps -ef --forest | grep -B2 -A3 "nss-query\|hostile" | grep -v grep; }
-left=$(pgrep -x -- "nsid-nss-query" | wc -l) || true
-[ "$left" = 0 ] || { sleep 3; left=$(pgrep -x -- "nsid-nss-query" | wc -l) || true; }
-[ "$left" = 0 ] && pass "no nsid-nss-query left running" || { fail "$left nsid-nss-query left"; ps -ef | grep -v grep | grep nss-query; }
-
+# one agent per name-service container at most (A, B, H), each the daemon's grandchild
+agents=$(pgrep -x nsid-nss-query | wc -l) || true
+[ "$agents" -ge 1 ] && [ "$agents" -le 3 ] && pass "$agents nsid-nss-query agents for 3 name-service containers" ||
+        { fail "$agents nsid-nss-query agents"; ps -ef | grep -v grep | grep nss-query; }
 kill -TERM $DPID; wait $DPID || true
 DPID=
+left=$(pgrep -x nsid-nss-query | wc -l) || true
+[ "$left" = 0 ] && pass "no nsid-nss-query left once the daemon stopped" || { fail "$left nsid-nss-query left"; ps -ef | grep -v grep | grep nss-query; }
 echo "$fails failure(s)"
 [ $fails = 0 ]

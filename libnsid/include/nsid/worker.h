@@ -110,35 +110,58 @@ NSID_API_WARN_UNUSED int nsid_worker_run_ns(nsid_ns *const *ns, size_t n, unsign
 
 /*
  * Run a program inside a target process's namespaces as an unprivileged id, the way
- * container engines run `exec`: for code the container controls (its libc, its NSS modules,
- * its directory clients), which must never run with host privilege or in a copy of the
- * caller's memory.
+ * container engines run `exec`, and keep it running for many requests (a session): for code
+ * the container controls (its libc, its NSS modules, its directory clients), which must
+ * never run with host privilege or in a copy of the caller's memory.
  *
  * The child joins the namespaces in ns_mask (the user namespace too, unless it is the
  * caller's own) in one setns() on the target's pidfd, chroot()s to the target's root
- * (NSID_NS_MNT), enters its pid namespace (NSID_NS_PID), drops the host's supplementary
- * groups before joining, then becomes the unprivileged ids nsid_worker_drop_privileges()
- * would (65534 where mapped to a host id other than 0, else the first mapped id that is not
- * host 0; -EPERM without one), with an empty bounding set, no capability, no_new_privs, and
- * these limits: no core file, no file written (RLIMIT_FSIZE 0), no fork (RLIMIT_NPROC 0),
- * NSID_WORKER_EXEC_CPU_SECONDS of CPU, NSID_WORKER_EXEC_AS_BYTES of address space,
- * NSID_WORKER_EXEC_NOFILE descriptors. Then it calls execveat(exec_fd, "", argv, envp,
- * AT_EMPTY_PATH) with envp only PATH and LC_ALL=C: fd 0 and 2 on /dev/null, fd 1 the reply
- * pipe, nothing else open. exec_fd should be a sealed memfd (memfd_create + F_SEAL_WRITE...)
- * so that the container, which can reach the program through /proc/PID/exe, cannot change
- * it; it must be an ELF program (a script would need its fd after the exec).
- *
- * The reply is the program's stdout, read, bounded and timed as for nsid_worker_run(); exit
- * status 0 returns 0, 1..254 returns -status, anything else (a signal, 255) -EPROTO; a setup
- * failure returns that step's -errno (-ENOEXEC, -ENOENT... from execveat()).
+ * (NSID_NS_MNT), and forks: a middle process stays outside at the caller's uid (so that the
+ * caller, which need not hold CAP_KILL, can always stop it), the runner enters the target's
+ * pid namespace (NSID_NS_PID) and dies with the middle one (PR_SET_PDEATHSIG). The host's
+ * supplementary groups go before joining; the runner then becomes the unprivileged ids
+ * nsid_worker_drop_privileges() would (65534 where mapped to a host id other than 0, else
+ * the first mapped id that is not host 0; -EPERM without one), with an empty bounding set,
+ * no capability, no_new_privs, and these limits: no core file, no file written
+ * (RLIMIT_FSIZE 0), no fork (RLIMIT_NPROC 0), NSID_WORKER_EXEC_CPU_SECONDS of CPU in all,
+ * NSID_WORKER_EXEC_AS_BYTES of address space, NSID_WORKER_EXEC_NOFILE descriptors. Then it
+ * calls execveat(exec_fd, "", argv, envp, AT_EMPTY_PATH) with envp only PATH and LC_ALL=C:
+ * fd 0 the request socket, fd 1 the reply pipe, fd 2 /dev/null, nothing else open. exec_fd
+ * should be a sealed memfd (memfd_create + F_SEAL_WRITE...) so that the container, which can
+ * reach the program through /proc/PID/exe, cannot change it; it must be an ELF program.
  */
 #define NSID_WORKER_EXEC_CPU_SECONDS 10
 #define NSID_WORKER_EXEC_AS_BYTES (1024ul * 1024ul * 1024ul)
 #define NSID_WORKER_EXEC_NOFILE 64
 
-NSID_API_WARN_UNUSED int nsid_worker_exec(const nsid_proc *target, unsigned ns_mask,
-                                          int exec_fd, char *const argv[], int timeout_ms,
-                                          size_t max_reply, char **ret_reply, size_t *ret_size);
+/*
+ * nsid_worker_session_start(): the program's stdin is a socket the caller writes requests
+ * to, its stdout a pipe the caller reads replies from. Errors: -EINVAL, -ESRCH (target
+ * gone), -EPERM (no unprivileged id), -ENOMEM, -EMFILE, -EAGAIN; a program that cannot be
+ * run there (execveat() fails, its loader refuses it) shows as -EPIPE on the first call.
+ *
+ * nsid_worker_session_call() sends req (req_len bytes; the caller frames it, e.g. one line)
+ * and waits at most timeout_ms for a reply of exactly reply_lines newline-terminated lines,
+ * at most max_reply bytes, which *ret_reply gets (malloc'ed, NUL-terminated; ret_size may be
+ * NULL). Bytes after the reply are kept for the next call. Errors: -ETIMEDOUT, -EFBIG (too
+ * long), -EPIPE (the program is gone: it exited, crashed, or was killed), -ENOMEM; after any
+ * error the session is unusable: stop it (a late reply would answer the next request).
+ * No SIGPIPE is raised in the caller. The reply is untrusted input.
+ *
+ * nsid_worker_session_stop() closes the program's stdin, waits 100 ms for it to end, then
+ * kills it, reaps everything and frees the session; it takes NULL and returns NULL.
+ * One thread at a time per session.
+ */
+typedef struct nsid_worker_session nsid_worker_session;
+
+NSID_API_WARN_UNUSED int nsid_worker_session_start(const nsid_proc *target, unsigned ns_mask,
+                                                   int exec_fd, char *const argv[],
+                                                   nsid_worker_session **ret);
+NSID_API_WARN_UNUSED int nsid_worker_session_call(nsid_worker_session *ws, const char *req,
+                                                  size_t req_len, unsigned reply_lines,
+                                                  int timeout_ms, size_t max_reply,
+                                                  char **ret_reply, size_t *ret_size);
+nsid_worker_session *nsid_worker_session_stop(nsid_worker_session *ws);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,11 @@
 # lab bridge. It lives until container_destroy; its state is under /run/nsid-lab/c/KEY.
 #
 #   container_create KEY [--hostname H] [--userns] [--ip A.B.C.D] [--passwd FILE] [--group FILE]
+#                  [--bind SRC:DST]...  also bind-mount SRC (a file or a directory) on DST in
+#                                  the container's mount namespace, after the files above (so
+#                                  --bind F:/etc/idmapd.conf replaces its default idmapd.conf);
+#                                  a missing DST is made first (in the guest's root, which the
+#                                  container shares: an empty file or directory)
 #   container_pid KEY              the pid holding the namespaces
 #   container_exec KEY cmd...      run cmd inside (nsenter -t PID [-U] -m -u -n)
 #   container_mount KEY [OPTS] [MNT]  mount -t nfs4 -o OPTS SERVER:/ MNT inside (default
@@ -35,7 +40,7 @@ _c_next_ip() {
 
 container_create() {
   local key=$1; shift
-  local host=$key userns=0 ip="" passwd=/etc/passwd group=/etc/group
+  local host=$key userns=0 ip="" passwd=/etc/passwd group=/etc/group binds=() b src dst mnts=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --hostname) host=$2; shift 2 ;;
@@ -43,6 +48,7 @@ container_create() {
       --ip) ip=$2; shift 2 ;;
       --passwd) passwd=$2; shift 2 ;;
       --group) group=$2; shift 2 ;;
+      --bind) binds+=("$2"); shift 2 ;;
       *) echo "container_create: unknown option $1" >&2; return 1 ;;
     esac
   done
@@ -53,6 +59,14 @@ container_create() {
   [ -n "$ip" ] || ip=$(_c_next_ip)
   echo "$ip" > "$d/ip"
   echo "$host" > "$d/hostname"
+  : > "$d/binds"
+  for b in "${binds[@]}"; do
+    src=${b%%:*} dst=${b#*:}
+    [ -e "$src" ] && [ "${dst:0:1}" = / ] || { echo "container_create: bad --bind $b" >&2; return 1; }
+    printf '%s\n' "$b" >> "$d/binds"
+    if [ -d "$src" ]; then mnts+="mkdir -p '$dst' && "; else mnts+="{ [ -e '$dst' ] || : > '$dst'; } && "; fi
+    mnts+="mount --bind '$src' '$dst' && "
+  done
   [ "$passwd" -ef "$d/etc/passwd" ] || printf '%s\n' "$(<"$passwd")" > "$d/etc/passwd"
   [ "$group" -ef "$d/etc/group" ] || printf '%s\n' "$(<"$group")" > "$d/etc/group"
   [ -f "$d/etc/idmapd.conf" ] || printf '[General]\nDomain = %s\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' "$LAB_DOMAIN" > "$d/etc/idmapd.conf"
@@ -81,6 +95,7 @@ container_create() {
     mount --bind '$d/etc/passwd' /etc/passwd &&
     mount --bind '$d/etc/group' /etc/group &&
     mount --bind '$d/etc/idmapd.conf' /etc/idmapd.conf &&
+    $mnts
     mkdir -p /mnt/nfs &&
     printf 'link set lo up\naddr add $ip/24 dev eth0\nlink set eth0 up\n' | ip -batch -" || return 1
 }
@@ -121,9 +136,10 @@ container_destroy() {
 }
 
 container_recreate() {
-  local key=$1 d opts=""
+  local key=$1 d opts="" b
   d=$(_c_dir "$key")
   [ -f "$d/userns" ] && opts="--userns"
+  [ -f "$d/binds" ] && while IFS= read -r b; do opts+=" --bind $b"; done < "$d/binds"
   container_destroy "$key" || return 1
   # shellcheck disable=SC2086
   container_create "$key" --hostname "$(cat "$d/hostname")" --ip "$(cat "$d/ip")" \
