@@ -81,7 +81,7 @@ static int parse_address(const char *v, size_t len, char host[NFSD_HOST_MAX]) {
                 return -EBADMSG;
         /* (end may be v + len, one past the value, for an address without a port: only
          * looked at inside the value; it was read at the end of the buffer, issue #29) */
-        if ((end < v + len && *end == ':') || (*end == ']' && (size_t) (end + 1 - v) < len)) {
+        if (end < v + len && (*end == ':' || (*end == ']' && (size_t) (end + 1 - v) < len))) {
                 const char *p = *end == ']' ? end + 2 : end + 1;
                 uint64_t port;
                 if (parse_u64_n(p, (size_t) (v + len - p), 65535, &port) < 0)
