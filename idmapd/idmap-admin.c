@@ -86,8 +86,14 @@ int idmap_admin_list(const idmap_opts *o) {
                 }
                 if (nsid_key_describe_parse(descs[i], strlen(descs[i]), &kd) < 0)
                         logmsg(LOG_ERR, "Unparsable key not displayed");
-                else /* nfsidmap prints what follows the last ';' */
-                        printf("  %s\n", strrchr(descs[i], ';') + 1);
+                else {
+                        /* nfsidmap prints what follows the last ';', which cuts an owner
+                         * name holding ';'; the description is the parsed one, whole, and
+                         * escaped (a hostile server chose the name) */
+                        char esc[1024];
+                        printf("  %s\n", log_escape(kd.description, kd.description_len, esc,
+                                                     sizeof(esc)));
+                }
                 free(descs[i]);
         }
         free(descs);

@@ -389,9 +389,7 @@ static void query_from_pipe(const nsid_idmap_request *rq, dm_view view, dm_query
         }
 }
 
-/* Text a remote peer chose, as a log line shows it: bytes below 0x20, from 0x7f, '\\' and
- * '"' as \xNN. size must allow 4 bytes per byte of s and a NUL; it is cut otherwise. */
-static const char *log_esc(const char *s, size_t len, char *buf, size_t size) {
+const char *dm_log_esc(const char *s, size_t len, char *buf, size_t size) {
         size_t o = 0;
         for (size_t i = 0; i < len && o + 5 < size; i++) {
                 unsigned char c = (unsigned char) s[i];
@@ -419,7 +417,7 @@ static bool refused_owner(const unsigned char *buf, size_t n, char *why, size_t 
             (m.im_type != NSID_IDMAP_TYPE_USER && m.im_type != NSID_IDMAP_TYPE_GROUP))
                 return false;
         l = strnlen(m.im_name, sizeof(m.im_name));
-        log_esc(m.im_name, l, esc, esc_size);
+        dm_log_esc(m.im_name, l, esc, esc_size);
         snprintf(why, why_size, "%s",
                  l == 0 || l == sizeof(m.im_name) ? "empty, or not NUL-terminated"
                  : l == sizeof(m.im_name) - 1     ? "127 bytes: the kernel may have cut it"
@@ -755,7 +753,7 @@ static int key_job_try(key_job *j, dm_ns *ns) {
                         ns->stats.keys_invalidated += (unsigned) n;
                 char esc[sizeof(j->desc) * 4 + 1];
                 dm_log(LOG_DEBUG, ns, "invalidated id_legacy %s after %u attempt%s, %" PRId64
-                       " us", log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)), j->attempts, j->attempts == 1 ? "" : "s",
+                       " us", dm_log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)), j->attempts, j->attempts == 1 ? "" : "s",
                        dm_now_us() - j->first_us);
         }
         return failed == 0 ? 1 : 0;
@@ -781,11 +779,11 @@ void dm_keys_run(int64_t now_us) {
                 if (r == 0)
                         dm_log(LOG_WARNING, ns, "id_legacy %s: still not invalidated after "
                                "%u attempts; given up (its reader never returned?)",
-                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
+                               dm_log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                j->attempts);
                 else if (r < 0)
                         dm_log(LOG_WARNING, ns, "cannot invalidate id_legacy %s: %s",
-                               log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
+                               dm_log_esc(j->desc, strlen(j->desc), esc, sizeof(esc)),
                                strerror(-r));
                 *pp = j->next;
                 free(j);

@@ -57,13 +57,18 @@ static int is_initial_ns(const nsid_proc *p, nsid_ns_type t) {
 
 /* Decide the context of a netns: the host's, or the container's that owns it. */
 static void classify(dm_ns *ns, const nsid_netns_info *info) {
-        char comm[40] = "";
+        char comm[4 * 32 + 1] = "";
 
         /* pipes carry host ids, knfsd channels those of the listener creator's user
          * namespace (doc/kernel-findings.md, "Namespace-local ids on the wire") */
         dm_kernel_views(ns, &ns->kernel_view, &ns->channel_view);
+        char path[200] = "";
+        /* a process's comm and a /run/netns name are chosen by whoever runs or made them:
+         * escaped, so a log line or the status stays one line of plain text */
         if (info && info->comm)
-                snprintf(comm, sizeof(comm), "%.32s", info->comm);
+                (void) dm_log_esc(info->comm, strnlen(info->comm, 32), comm, sizeof(comm));
+        if (info && info->path)
+                (void) dm_log_esc(info->path, strlen(info->path), path, sizeof(path));
         if (ns->initial) {
                 ns->is_host = true;
                 snprintf(ns->label, sizeof(ns->label), "netns:[%" PRIu64 "] host", ns->id.ino);
@@ -72,7 +77,7 @@ static void classify(dm_ns *ns, const nsid_netns_info *info) {
                  * runs commands with the host's /etc) */
                 ns->is_host = true;
                 snprintf(ns->label, sizeof(ns->label), "netns:[%" PRIu64 "] %s (host context)",
-                         ns->id.ino, info && info->path ? info->path : "no process");
+                         ns->id.ino, path[0] ? path : "no process");
         } else {
                 int m = is_initial_ns(ns->proc, NSID_NS_MNT);
                 ns->is_host = m == 1;

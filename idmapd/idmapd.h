@@ -227,6 +227,10 @@ int dm_resolver_get_info(dm_resolver *r, char *domain, size_t dlen, uint64_t *us
                          dm_nss_info *nss);
 /* "uid", "gid", "user", "group" */
 const char *dm_query_kind_name(const dm_query *q);
+/* Text a remote peer or a container chose, as a log line shows it: bytes below 0x20, from
+ * 0x7f, '\\' and '"' as \xNN. size must allow 4 bytes per byte of s and a NUL; it is cut
+ * otherwise. (idmapd-kernel.c) */
+const char *dm_log_esc(const char *s, size_t len, char *buf, size_t size);
 /* The ids the kernel presents, and reads back, on the client pipes and on the knfsd channels
  * of a netns (see idmapd-resolve.c: the nfs_client's and the listener's creator). */
 void dm_kernel_views(const dm_ns *ns, dm_view *ret_pipe, dm_view *ret_channel);

@@ -210,7 +210,7 @@ int cmd_status(void) {
         for (size_t i = 0; i < s.n; i++) {
                 const ns_facts *f = &s.f[i];
                 const char *st = ident_state(f);
-                char pid[16] = "-";
+                char pid[16] = "-", host[4 * 64 + 1], dom[4 * 64 + 1], cont[4 * 64 + 1];
                 color c = strcmp(st, "set") == 0 || strcmp(st, "recorded") == 0 ? C_RESET
                           : strcmp(st, "unset") == 0 && !f->info->initial ? C_YELLOW
                           : strcmp(st, "error") == 0                       ? C_RED
@@ -221,10 +221,10 @@ int cmd_status(void) {
                 printf("%-11" PRIu64 " %-7s %-6s %-20.20s %-16.16s %s%-32.32s%s %-12s %-3s "
                        "%-20.20s",
                        f->info->id.ino, pid, f->engine.engine ? f->engine.engine : "-",
-                       f->container ? f->container : "-",
-                       f->hostname ? f->hostname : "-", col(c), ident_shown(f), col(C_RESET),
-                       ident_source(f) ? ident_source(f) : "-",
-                       f->info->nfs_mounted ? "yes" : "no", f->domain ? f->domain : "-");
+                       text_safe(f->container, cont, sizeof(cont)),
+                       text_safe(f->hostname, host, sizeof(host)), col(c), ident_shown(f),
+                       col(C_RESET), ident_source(f) ? ident_source(f) : "-",
+                       f->info->nfs_mounted ? "yes" : "no", text_safe(f->domain, dom, sizeof(dom)));
                 if (s.daemon) {
                         if (f->daemon_ns)
                                 printf(" %8" PRIu64 " %8" PRIu64 " %6" PRIu64,

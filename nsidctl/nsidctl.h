@@ -76,6 +76,10 @@ void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_json(json_object *o);
 json_object *json_string_or_null(const char *s);
+/* Text a container or a server chose, for a terminal: control bytes, DEL, bytes >= 0x80 and
+ * backslashes as \xNN (so nothing it prints moves the cursor, changes colours or splits a
+ * line); NULL as "-". Into buf (size bytes), which it returns. */
+const char *text_safe(const char *s, char *buf, size_t size);
 /* Install the log handler of libnsid (warnings and errors to stderr, debug with -v);
  * quiet drops everything (for calls whose failures the caller explains itself). */
 void out_log_setup(void);

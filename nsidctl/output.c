@@ -65,6 +65,23 @@ void print_json(json_object *o) {
                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
+const char *text_safe(const char *s, char *buf, size_t size) {
+        size_t o = 0;
+        if (size < 5)
+                return "";
+        if (!s)
+                s = "-";
+        for (; *s && o + 5 < size; s++) {
+                unsigned char c = (unsigned char) *s;
+                if (c < 0x20 || c >= 0x7f || c == '\\')
+                        o += (size_t) snprintf(buf + o, size - o, "\\x%02x", c);
+                else
+                        buf[o++] = (char) c;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
 json_object *json_string_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
 }

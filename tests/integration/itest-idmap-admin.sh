@@ -30,6 +30,15 @@ out=$("$bin" --keyring="$RN" -l); rc=$?
 want="6 $RN keys found:"
 [ "$rc" = 0 ] && [ "$(echo "$out" | head -n1)" = "$want" ] && pass "-l header: $want" || fail "-l: rc=$rc '$out'"
 echo "$out" | grep -qx "  uid:alice2@example.test" && pass "-l lines are '  <description>'" || fail "-l lines: $out"
+# an owner name a hostile server chose, with an escape sequence and a ';': escaped, whole
+hk=$(keyctl add user "$(printf 'uid:ev\033[31m;il@example.test')" x "$ring")
+out=$("$bin" --keyring="$RN" -l)
+if echo "$out" | grep -qxF '  uid:ev\x1b[31m;il@example.test' && ! echo "$out" | grep -q "$(printf '\033')"; then
+        pass "-l shows a hostile description escaped and whole"
+else
+        fail "-l hostile description: $(echo "$out" | od -c | head -5)"
+fi
+keyctl unlink "$hk" "$ring" >/dev/null
 
 # -u exact name: alice@example.test only (nfsidmap's prefix match would also take alice2@...)
 "$bin" --keyring="$RN" -u alice@example.test; rc=$?

@@ -169,6 +169,19 @@ ok=0
 for _ in $(seq 50); do grep -q "/etc/nsswitch.conf changed" "$T/daemon.log" && { ok=1; break; }; sleep 0.1; done
 [ $ok = 1 ] && pass "a change of D's nsswitch.conf is noticed" || fail "D's nsswitch.conf change not noticed"
 
+# --- a process whose comm holds an escape sequence and a newline (issue #29, item 6) ---
+unshare -n python3 -c 'import ctypes, time; ctypes.CDLL(None).prctl(15, b"ev\x1b[31m\nx", 0, 0, 0); time.sleep(1000)' &
+pids+=($!)
+ok=0
+for _ in $(seq 50); do grep -q 'pid [0-9]* (ev\\x1b\[31m\\x0ax)' "$T/daemon.log" && { ok=1; break; }; sleep 0.1; done
+[ $ok = 1 ] && pass "a hostile comm is logged escaped" || fail "hostile comm not seen escaped: $(grep -a 'ev' "$T/daemon.log" | head -3)"
+"$bin" --socket="$S" --status >"$T/status.txt" 2>&1 || true
+if grep -q $'\033' "$T/daemon.log" "$T/status.txt" || grep -q '^x)' "$T/daemon.log" "$T/status.txt"; then
+        fail "an escape byte or a split line reached the log or --status"
+else
+        pass "no escape byte or split line in the log or --status"
+fi
+
 # --- H: hostile module. First what it runs as. ---
 got=$(ctl "lookup pid:$P_h user 5000")
 case "$got" in

@@ -201,6 +201,13 @@ check "status: the daemon is reported absent at the socket asked for" \
     bash -c "'$C' --json --socket='$T/none.sock' status >'$T/out' && py \"not j['idmapd']['running'] and j['idmapd']['socket'] == '$T/none.sock'\""
 "$C" status >"$T/out"
 check "status (text): a row for the ip netns" grep -q "^$NINO .* $NETNS " "$T/out"
+# a container's hostname with an escape sequence and a newline: printed escaped, one row
+PH=$(hold -u -- "$PY" -c 'import os, socket; socket.sethostname("ev\x1b[31mil\nx"); os.execvp("sleep", ["sleep", "100000"])')
+PIDS+=("$PH")
+for _ in $(seq 100); do [ "$(nsenter -t "$PH" -u hostname 2>/dev/null | head -c 2)" = ev ] && break; sleep 0.02; done
+"$C" status >"$T/out"
+check "status (text): a hostile hostname shows escaped, no escape byte reaches the terminal" \
+    bash -c "grep -q '^$(ino "$PH") .*ev\\\\x1b\\[31mil' '$T/out' && ! grep -q '$ESC' '$T/out' && ! grep -q '^x' '$T/out'"
 
 # ---- the NFS client's ID-mapping keys (nsid/kernel.h: a real probe, no hook) ----
 "$C" --json status >"$T/out"

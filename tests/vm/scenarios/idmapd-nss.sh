@@ -22,7 +22,7 @@
 # store the server's labalice:labteam, and the daemon says c1 and c2 are answered by their
 # name service (status answered_by = nss).
 # lab-test: 6.1 6.12
-# lab-cost: 90
+# lab-cost: 50
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
