@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -221,6 +222,17 @@ static int state_dir_open(const char *state_dir, bool create) {
         return fd < 0 ? negative_errno() : fd;
 }
 
+/* Readers of the secret and its fingerprint hold the state directory's lock shared, the
+ * steps that replace them exclusive: a reader sees the pair before or after a change,
+ * never one without the other (a rotation read half-way gave the machine-id's identities,
+ * or ENOKEY, issue #29 item 5). flock() on the directory itself: no lock file to manage. */
+static int state_dir_lock(int dfd, int how) {
+        while (flock(dfd, how) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        return 0;
+}
+
 int host_secret_load_generated(const char *state_dir, uint8_t ret[16]) {
         _cleanup_close_ int dfd = -EBADF;
         fingerprint fp;
@@ -229,6 +241,9 @@ int host_secret_load_generated(const char *state_dir, uint8_t ret[16]) {
         dfd = state_dir_open(state_dir, false);
         if (dfd < 0)
                 return dfd == -ENOENT ? -ENOENT : dfd;
+        r = state_dir_lock(dfd, LOCK_SH);
+        if (r < 0)
+                return r;
         r = fp_read(dfd, &fp);
         if (r < 0)
                 return r;
@@ -263,6 +278,8 @@ _public_ int nsid_host_secret_inspect(const char *machine_id_path, const char *s
                 return r;
         s.source = NSID_HOST_SECRET_GENERATED;
         dfd = state_dir_open(state_dir, false);
+        if (dfd >= 0 && state_dir_lock(dfd, LOCK_SH) < 0)
+                dfd = safe_close(dfd);
         if (dfd < 0 || fp_read(dfd, &rec) < 0) {
                 OPENSSL_cleanse(secret, sizeof(secret));
                 return dfd < 0 ? dfd : -EBADMSG;
@@ -327,6 +344,10 @@ _public_ int nsid_host_secret_new(const char *machine_id_path, const char *state
         if (dfd < 0)
                 return log_debug_errno(dfd, "host secret: state dir %s: %s",
                                        nsid_state_dir_or_default(state_dir), strerror(-dfd));
+        r = state_dir_lock(dfd, LOCK_EX);
+        if (r < 0)
+                return log_debug_errno(r, "host secret: locking %s: %s",
+                                       nsid_state_dir_or_default(state_dir), strerror(-r));
 
         /* the new secret under a temporary name first, so the old one stays until the end */
         snprintf(newtmp, sizeof(newtmp), ".host-secret.new.%ld", (long) getpid());
@@ -353,14 +374,17 @@ _public_ int nsid_host_secret_new(const char *machine_id_path, const char *state
         fp_now(secret, machine_id_path, platform_id_path, &fp, &have_platform);
         OPENSSL_cleanse(secret, sizeof(secret));
 
-        /* keep the previous secret and fingerprint (undo by hand: rename them back) */
+        /* keep the previous secret and fingerprint (undo by hand: rename them back) as second
+         * names: the files stay in place until the renames below replace them, each at once,
+         * so that even a reader that takes no lock finds a secret and a fingerprint */
         snprintf(old, sizeof(old), SECRET_FILE ".old.%lld", now);
-        if (renameat(dfd, SECRET_FILE, dfd, old) < 0 && errno != ENOENT) {
+        if (linkat(dfd, SECRET_FILE, dfd, old, 0) < 0 && errno != ENOENT && errno != EEXIST) {
                 r = negative_errno();
                 goto fail;
         }
         snprintf(old, sizeof(old), NSID_HOST_SECRET_FINGERPRINT_FILE ".old.%lld", now);
-        if (renameat(dfd, NSID_HOST_SECRET_FINGERPRINT_FILE, dfd, old) < 0 && errno != ENOENT) {
+        if (linkat(dfd, NSID_HOST_SECRET_FINGERPRINT_FILE, dfd, old, 0) < 0 && errno != ENOENT &&
+            errno != EEXIST) {
                 r = negative_errno();
                 goto fail;
         }
@@ -403,6 +427,9 @@ _public_ int nsid_host_secret_accept(const char *machine_id_path, const char *st
         dfd = state_dir_open(state_dir, false);
         if (dfd < 0)
                 return dfd;
+        r = state_dir_lock(dfd, LOCK_EX);
+        if (r < 0)
+                return r;
         r = fp_write(dfd, &fp);
         if (r < 0)
                 return r;

@@ -51,6 +51,21 @@ a2=$(ident A); b2=$(ident B)
 check "after the step: the clones give key web two identities, neither the old one" \
     [ -n "$a2" -a -n "$b2" -a "$a2" != "$b2" -a "$a2" != "$a1" -a "$b2" != "$a1" ]
 check "the identity is stable across runs" [ "$(ident A)" = "$a2" ]
+# rotations against a concurrent reader (issue #29 item 5): a read half-way through a
+# rotation gave the machine-id's identity (the secret clones share) or ENOKEY
+echo 4c4c4544-0042-3510-8051-b2c04f4e3249 > "$T/uuid-r"
+host R "$C" host-secret new --yes >/dev/null 2>&1
+( for _ in $(seq 300); do host R "$C" host-secret new --yes >/dev/null 2>&1; done; touch "$T/rot.done" ) &
+rot=$!
+reads=0 bad=0
+while [ ! -e "$T/rot.done" ]; do
+    v=$(ident R 2>"$T/rerr") || v=ERR
+    reads=$((reads + 1))
+    if [ -z "$v" ] || [ "$v" = ERR ] || [ "$v" = "$a1" ]; then bad=$((bad + 1)); echo "# bad read: '$v' $(head -c 200 "$T/rerr")"; fi
+done
+wait $rot
+check "300 rotations against a concurrent reader: $reads reads, none an error or the machine-id's identity ($bad bad)" \
+    [ "$bad" = 0 -a "$reads" -gt 10 ]
 check "the step is logged with its reason" grep -q 'new replaced machine-id secret.*reason: itest clone A' "$T/state-A/host-secret.log"
 check "the machine-id is in no file of the state dir" bash -c "! grep -rq 5a1fc0de '$T/state-A'"
 host A "$C" --json host-secret >"$T/out"
