@@ -412,7 +412,11 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                 if ((!ns->initial || dm_cfg.host_pipes) && !ns->charged)
                         dm_kernel_attach(ns);
                 if (!ns->initial && dm_cfg.set_identifier) {
-                        ns->resolver = dm_resolver_new(ns);
+                        /* (the attach above may have made it already: a netns found with
+                         * its NFS client mounted gets its context preloaded; a second one
+                         * here leaked the first, a thread that never stopped) */
+                        if (!ns->resolver)
+                                ns->resolver = dm_resolver_new(ns);
                         if (ns->resolver) {
                                 ns->identifier_wanted = true;
                                 ns->resolver_used_us = dm_now_us();

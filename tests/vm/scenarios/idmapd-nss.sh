@@ -202,8 +202,12 @@ check_eq "status: c2 answered by its name service (its idmapd.conf's methods)" "
 "$DM_BIN" --socket="$DM_SOCK" --status --json > "$LOGS/nsid-idmapd-status.json" 2>&1
 grep -E "answered by its own name service|nsid-nss-query|name service" "$DM_LOG" | tail -n 8 |
   while read -r l; do note "daemon: $l"; done
+check_eq "each container's context loaded once (one resolver per namespace found with its mounts)" "1 1" \
+  "$(grep -c "netns:\[$I1\].*answered by its own name service" "$DM_LOG") $(grep -c "netns:\[$I2\].*answered by its own name service" "$DM_LOG")"
 dm_stop
 check_eq "nsid-idmapd exited cleanly on SIGTERM" 0 "$?"
+check "no resolver thread left busy at exit (a leaked resolver never stops)" \
+  sh -c "! grep -q 'still busy' '$DM_LOG'"
 
 # ---- the table ----------------------------------------------------------------------------------
 row() { printf '# %-5s %-6s %-10s %-12s %-12s %-10s %s\n' "$@"; }
