@@ -216,10 +216,13 @@ static json_object *ns_json(dm_ns *ns) {
         json_object_object_add(o, "nfsd_channels", json_object_new_string(
                 ns->chan_fd[0] >= 0 ? "open" : ns->chan_error ? strerror(-ns->chan_error) : "not attached"));
         json_object_object_add(o, "identifier", json_object_new_string(ns->identifier_state));
-        /* the host uid charged for it (owned by a user namespace), absent otherwise */
-        if (ns->charged)
+        /* who it is charged to (owned by a user namespace), absent otherwise: the host uid
+         * that made its top-level user namespace, or that user namespace when root made it */
+        if (ns->charged && ns->owner.by_userns)
+                json_object_object_add(o, "owner_userns", json_object_new_uint64(ns->owner.userns_ino));
+        else if (ns->charged)
                 json_object_object_add(o, "owner_uid", json_object_new_int64(
-                        ns->owner_uid == (uid_t) -1 ? -1 : (int64_t) ns->owner_uid));
+                        ns->owner.uid == (uid_t) -1 ? -1 : (int64_t) ns->owner.uid));
         json_object_object_add(o, "resolver", json_object_new_boolean(ns->resolver != NULL));
 #define S(f) json_object_object_add(o, #f, json_object_new_uint64(ns->stats.f))
         S(requests);
@@ -263,6 +266,7 @@ static void do_status(dm_client *c) {
         json_object_object_add(b, "max_netns_per_owner", json_object_new_uint64(dm_cfg.max_netns_per_owner));
         json_object_object_add(b, "max_netns_unprivileged", json_object_new_uint64(dm_cfg.max_netns_unprivileged));
         json_object_object_add(b, "unprivileged_served", json_object_new_uint64(qs.kept));
+        json_object_object_add(b, "charged_served", json_object_new_uint64(qs.kept_all));
         json_object_object_add(b, "refused_now", json_object_new_uint64(qs.refused_now));
         json_object_object_add(b, "refused_total", json_object_new_uint64(qs.refused_total));
         json_object_object_add(b, "owners", json_object_new_uint64(qs.owners));

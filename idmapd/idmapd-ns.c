@@ -287,7 +287,7 @@ static void ns_free(dm_ns *ns) {
         nsid_proc_unref(ns->proc);
         nsid_ns_unref(ns->netns);
         if (ns->admitted)
-                dm_quota_release(ns->owner_uid);
+                dm_quota_release(&ns->owner);
         free(ns);
 }
 
@@ -321,11 +321,11 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
                 return NULL;
         }
         if (!ns->initial) {
-                r = dm_quota_classify(ns->netns, &ns->charged, &ns->owner_uid);
+                r = dm_quota_classify(ns->netns, &ns->charged, &ns->owner);
                 if (r < 0) {
                         /* not told apart: charged, to an owner of its own */
                         ns->charged = true;
-                        ns->owner_uid = (uid_t) -1;
+                        ns->owner = (dm_owner) { .uid = (uid_t) -1 };
                 }
         }
         classify(ns, info);
@@ -386,9 +386,9 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                 if (!ns)
                         continue;
                 if (ns->charged) {
-                        int q = dm_quota_admit(ns->owner_uid);
+                        int q = dm_quota_admit(&ns->owner);
                         if (q < 0) {
-                                dm_quota_refuse(&ns->id, ns->owner_uid, g);
+                                dm_quota_refuse(&ns->id, &ns->owner, g);
                                 dm_log(LOG_DEBUG, ns, "not served: %s", strerror(-q));
                                 ns_free(ns);
                                 continue;

@@ -2,17 +2,27 @@
 /*
  * nsid-idmapd: bounds on the network namespaces it keeps, for namespaces any user can make.
  *
- * Any unprivileged user can create user and network namespaces in a loop. Each one the
- * daemon keeps costs it file descriptors (the netns, a pidfd and a /proc directory of a
- * process in it), memory and, while it works for it, a thread. A netns owned by a user
- * namespace other than the initial one is therefore *charged* to the host uid that owns that
- * user namespace (NS_GET_OWNER_UID: for a nested user namespace, still the host uid of its
- * creator, so nesting does not make a new owner), and kept only within two bounds:
- * max-netns-per-owner for one owner, max-netns-unprivileged for all of them together. A
- * netns owned by the initial user namespace (made by root: a rootful container, `ip netns
- * add`), or by a user namespace that host root made (owner uid 0: LXC's unprivileged
- * containers, podman --userns), is never charged nor refused: no unprivileged user can make
- * either.
+ * Any unprivileged user can create user and network namespaces in a loop, and so can root
+ * inside any container that has a user namespace. Each netns the daemon keeps costs it file
+ * descriptors (the netns, a pidfd and a /proc directory of a process in it), memory and,
+ * while it works for it, a thread. So every netns owned by a user namespace other than the
+ * initial one is *charged* to an owner and kept only within max-netns-per-owner. Only a
+ * netns owned by the initial user namespace (made by host root: a rootful container, `ip
+ * netns add`) is never charged nor refused.
+ *
+ * The owner is found from the top: the user namespace's ancestor that is a child of the
+ * initial one (NS_GET_PARENT up the chain). Made by an unprivileged host uid (its
+ * NS_GET_OWNER_UID): that uid owns everything below it, whatever ids nested namespaces were
+ * made under (a user with a subuid range nesting user namespaces as uids 1..N was charged to
+ * N different subordinate uids, issue #29 item 3). Made by host root (LXC's unprivileged
+ * containers, systemd-nspawn -U, podman --userns as root): that top-level user namespace is
+ * the owner, one budget per container, so that root in a container cannot attach any number
+ * of namespaces (issue #29 item 2), nor take another container's budget.
+ *
+ * max-netns-unprivileged bounds all namespaces of unprivileged owners together. It does not
+ * count root-made containers': how many of those exist is host root's choice, each is bounded
+ * by its own budget, and no number of users' namespaces may keep a container that root
+ * starts later from being served.
  *
  * A refused netns is remembered by its id only (no fd), so the next scans skip it without
  * opening it again, and `route`/`register` requests for it are answered at once; it is
@@ -22,6 +32,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -29,7 +40,7 @@
 #include "idmapd.h"
 
 typedef struct owner {
-        uid_t uid;
+        dm_owner key;
         unsigned kept;    /* namespaces of it kept */
         unsigned refused; /* remembered refusals */
         bool logged;
@@ -37,7 +48,7 @@ typedef struct owner {
 
 typedef struct refusal {
         nsid_ns_id id;
-        uid_t uid;
+        dm_owner owner;
         unsigned generation; /* last scan that saw it */
 } refusal;
 
@@ -45,12 +56,18 @@ static owner *owners;
 static size_t n_owners, owners_size;
 static refusal *refusals;
 static size_t n_refusals, refusals_size;
-static unsigned kept_total;
+static unsigned kept_total; /* of unprivileged owners */
+static unsigned kept_all;   /* every charged namespace kept */
 static uint64_t refused_count;
 
-static owner *owner_get(uid_t uid, bool create) {
+static bool owner_eq(const dm_owner *a, const dm_owner *b) {
+        return a->by_userns == b->by_userns &&
+               (a->by_userns ? a->userns_ino == b->userns_ino : a->uid == b->uid);
+}
+
+static owner *owner_get(const dm_owner *key, bool create) {
         for (size_t i = 0; i < n_owners; i++)
-                if (owners[i].uid == uid)
+                if (owner_eq(&owners[i].key, key))
                         return &owners[i];
         if (!create)
                 return NULL;
@@ -62,7 +79,7 @@ static owner *owner_get(uid_t uid, bool create) {
                 owners = v;
                 owners_size = n;
         }
-        owners[n_owners] = (owner) { .uid = uid };
+        owners[n_owners] = (owner) { .key = *key };
         return &owners[n_owners++];
 }
 
@@ -72,70 +89,116 @@ static void owner_maybe_drop(owner *o) {
         *o = owners[--n_owners];
 }
 
-int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, uid_t *ret_uid) {
-        nsid_ns *u = NULL;
-        int r = nsid_ns_get_userns(netns, &u);
-        if (r < 0)
-                return r;
-        r = nsid_ns_is_initial(u);
-        if (r == 1) {
-                *ret_charged = false;
-                *ret_uid = 0;
-                r = 0;
-        } else if (r == 0) {
-                r = nsid_ns_get_owner_uid(u, ret_uid);
-                /* a user namespace made by host root (LXC's unprivileged containers, podman
-                 * --userns, ...) is root's: only root can make one owned by uid 0 */
-                *ret_charged = r < 0 || *ret_uid != 0;
-        }
-        nsid_ns_unref(u);
-        return r;
+const char *dm_owner_to_string(const dm_owner *o, char *buf, size_t size) {
+        if (o->by_userns)
+                snprintf(buf, size, "user namespace user:[%" PRIu64 "] (made by root)",
+                         o->userns_ino);
+        else if (o->uid == (uid_t) -1)
+                snprintf(buf, size, "an owner not told apart");
+        else
+                snprintf(buf, size, "uid %u", (unsigned) o->uid);
+        return buf;
 }
 
-int dm_quota_admit(uid_t uid) {
-        owner *o = owner_get(uid, true);
+/* Nesting is at most 32 deep (the kernel's limit); a longer chain is not believed. */
+#define USERNS_MAX_DEPTH 33
+
+int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, dm_owner *ret_owner) {
+        nsid_ns *top = NULL, *p = NULL;
+        int r = nsid_ns_get_userns(netns, &top);
+        if (r < 0)
+                return r;
+        r = nsid_ns_is_initial(top);
+        if (r == 1) {
+                *ret_charged = false;
+                *ret_owner = (dm_owner) { .uid = 0 };
+                nsid_ns_unref(top);
+                return 0;
+        }
+        /* up to the child of the initial user namespace */
+        for (int depth = 0; r == 0; depth++) {
+                if (depth >= USERNS_MAX_DEPTH) {
+                        r = -ELOOP;
+                        break;
+                }
+                r = nsid_ns_get_parent(top, &p);
+                if (r < 0)
+                        break;
+                r = nsid_ns_is_initial(p);
+                if (r == 0) {
+                        nsid_ns_unref(top);
+                        top = p;
+                        p = NULL;
+                }
+        }
+        nsid_ns_unref(p);
+        *ret_charged = true;
+        if (r == 1) {
+                uid_t uid;
+                nsid_ns_id id = {};
+                r = nsid_ns_get_owner_uid(top, &uid);
+                if (r >= 0)
+                        r = nsid_ns_get_id(top, &id);
+                if (r >= 0)
+                        *ret_owner = uid == 0 ? (dm_owner) { .by_userns = true, .userns_ino = id.ino }
+                                              : (dm_owner) { .uid = uid };
+        }
+        nsid_ns_unref(top);
+        return r < 0 ? r : 0;
+}
+
+int dm_quota_admit(const dm_owner *key) {
+        char who[96];
+        owner *o = owner_get(key, true);
         if (!o)
                 return -ENOMEM;
         int r = 0;
         if (o->kept >= dm_cfg.max_netns_per_owner)
                 r = -EUSERS;
-        else if (kept_total >= dm_cfg.max_netns_unprivileged)
+        else if (!key->by_userns && kept_total >= dm_cfg.max_netns_unprivileged)
                 r = -ENOSPC;
         if (r == 0) {
                 o->kept++;
-                kept_total++;
+                kept_all++;
+                if (!key->by_userns)
+                        kept_total++;
                 return 0;
         }
         if (!o->logged) {
                 o->logged = true;
+                dm_owner_to_string(key, who, sizeof(who));
                 if (r == -EUSERS)
-                        dm_log(LOG_WARNING, NULL, "uid %u owns %u network namespaces in user "
+                        dm_log(LOG_WARNING, NULL, "%s owns %u network namespaces in user "
                                "namespaces (max-netns-per-owner = %u): its further ones are not "
-                               "served (logged once for this owner)", (unsigned) uid, o->kept,
+                               "served (logged once for this owner)", who, o->kept,
                                dm_cfg.max_netns_per_owner);
                 else
                         dm_log(LOG_WARNING, NULL, "%u network namespaces in user namespaces are "
-                               "served (max-netns-unprivileged = %u): those of uid %u beyond "
+                               "served (max-netns-unprivileged = %u): those of %s beyond "
                                "them are not (logged once for this owner)", kept_total,
-                               dm_cfg.max_netns_unprivileged, (unsigned) uid);
+                               dm_cfg.max_netns_unprivileged, who);
         }
         return r; /* (the caller remembers the refusal: the owner stays known, and logged) */
 }
 
-void dm_quota_release(uid_t uid) {
-        owner *o = owner_get(uid, false);
+void dm_quota_release(const dm_owner *key) {
+        owner *o = owner_get(key, false);
         if (!o || o->kept == 0)
                 return;
+        bool total_was_full = !key->by_userns && kept_total == dm_cfg.max_netns_unprivileged;
         o->kept--;
-        kept_total--;
+        kept_all--;
+        if (!key->by_userns)
+                kept_total--;
         /* room again: its refused namespaces (and, when the total was full, everyone's) are
          * looked at again by the next scan */
         for (size_t i = 0; i < n_refusals;) {
-                if (refusals[i].uid != uid && kept_total + 1 != dm_cfg.max_netns_unprivileged) {
+                if (!owner_eq(&refusals[i].owner, key) &&
+                    !(total_was_full && !refusals[i].owner.by_userns)) {
                         i++;
                         continue;
                 }
-                owner *ro = owner_get(refusals[i].uid, false);
+                owner *ro = owner_get(&refusals[i].owner, false);
                 if (ro && ro->refused)
                         ro->refused--;
                 refusals[i] = refusals[--n_refusals];
@@ -166,7 +229,7 @@ bool dm_quota_is_refused(const nsid_ns_id *id, unsigned generation) {
         return true;
 }
 
-void dm_quota_refuse(const nsid_ns_id *id, uid_t uid, unsigned generation) {
+void dm_quota_refuse(const nsid_ns_id *id, const dm_owner *key, unsigned generation) {
         refused_count++;
         if (refusal_find(id))
                 return;
@@ -178,11 +241,11 @@ void dm_quota_refuse(const nsid_ns_id *id, uid_t uid, unsigned generation) {
                 refusals = v;
                 refusals_size = n;
         }
-        owner *o = owner_get(uid, true);
+        owner *o = owner_get(key, true);
         if (!o)
                 return;
         o->refused++;
-        refusals[n_refusals++] = (refusal) { .id = *id, .uid = uid, .generation = generation };
+        refusals[n_refusals++] = (refusal) { .id = *id, .owner = *key, .generation = generation };
 }
 
 void dm_quota_sweep(unsigned generation) {
@@ -191,7 +254,7 @@ void dm_quota_sweep(unsigned generation) {
                         i++;
                         continue;
                 }
-                owner *o = owner_get(refusals[i].uid, false);
+                owner *o = owner_get(&refusals[i].owner, false);
                 if (o) {
                         if (o->refused)
                                 o->refused--;
@@ -202,7 +265,8 @@ void dm_quota_sweep(unsigned generation) {
 }
 
 void dm_quota_get_stats(dm_quota_stats *ret) {
-        *ret = (dm_quota_stats) { .kept = kept_total, .refused_now = n_refusals,
+        *ret = (dm_quota_stats) { .kept = kept_total, .kept_all = kept_all,
+                                  .refused_now = n_refusals,
                                   .refused_total = refused_count, .owners = n_owners };
 }
 
@@ -212,5 +276,5 @@ void dm_quota_free_all(void) {
         owners = NULL;
         refusals = NULL;
         n_owners = owners_size = n_refusals = refusals_size = 0;
-        kept_total = 0;
+        kept_total = kept_all = 0;
 }

@@ -23,6 +23,14 @@
  * daemon refuses to look up is answered as. */
 #define DM_UNKNOWN_OWNER "refused-owner@nsid.invalid"
 
+/* Who a netns owned by a user namespace is charged to (idmapd-quota.c): a host uid, or a
+ * top-level user namespace host root made. */
+typedef struct dm_owner {
+        bool by_userns;
+        uid_t uid;           /* !by_userns: the host uid ((uid_t) -1: not told apart) */
+        uint64_t userns_ino; /* by_userns */
+} dm_owner;
+
 typedef struct dm_config {
         unsigned cache_ttl;          /* s, positive answers (cache and kernel expiry) */
         unsigned negative_ttl;       /* s */
@@ -125,9 +133,9 @@ struct dm_ns {
         dm_view kernel_view;  /* ids the kernel uses for this netns's pipes and channels */
         dm_view channel_view; /* ids on knfsd's channels (dm_kernel_views; kernel_view: pipes) */
         char label[160];      /* "netns:[ino] pid 123 (comm)" for log lines */
-        bool charged;         /* owned by a user namespace: counted against owner_uid */
+        bool charged;         /* owned by a user namespace: counted against owner */
         bool admitted;        /* counted (dm_quota_admit), to release when forgotten */
-        uid_t owner_uid;      /* host uid owning that user namespace */
+        dm_owner owner;       /* who it is charged to (idmapd-quota.c) */
         bool identifier_wanted; /* asked of the resolver, no answer yet */
         int64_t resolver_used_us; /* the resolver last created or given work */
         unsigned generation;  /* last scan that saw it */
@@ -298,19 +306,24 @@ void dm_pending_drop_pipe(dm_pipe *p);
 
 /* ---- bounds on namespaces owned by user namespaces (idmapd-quota.c) ---- */
 /* Whether netns is owned by a user namespace other than the initial one (*ret_charged), and
- * the host uid owning that user namespace. 0 or -errno. */
-int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, uid_t *ret_uid);
-/* Count one more kept netns of uid: 0, or -EUSERS (max-netns-per-owner) / -ENOSPC
+ * who it is charged to: the host uid that made its top-level user namespace (the child of
+ * the initial one), or, when host root made that one, the top-level user namespace itself.
+ * 0 or -errno. */
+int dm_quota_classify(const nsid_ns *netns, bool *ret_charged, dm_owner *ret_owner);
+/* "uid 1000", "user namespace user:[N] (made by root)" */
+const char *dm_owner_to_string(const dm_owner *o, char *buf, size_t size);
+/* Count one more kept netns of owner: 0, or -EUSERS (max-netns-per-owner) / -ENOSPC
  * (max-netns-unprivileged) when it must not be kept (logged once per owner). */
-int dm_quota_admit(uid_t uid);
-void dm_quota_release(uid_t uid);
+int dm_quota_admit(const dm_owner *owner);
+void dm_quota_release(const dm_owner *owner);
 /* Remember a refused netns (no fd held); true when id is one (generation: the scan that saw
  * it again, 0 for none). dm_quota_sweep() forgets those the scan did not see. */
-void dm_quota_refuse(const nsid_ns_id *id, uid_t uid, unsigned generation);
+void dm_quota_refuse(const nsid_ns_id *id, const dm_owner *owner, unsigned generation);
 bool dm_quota_is_refused(const nsid_ns_id *id, unsigned generation);
 void dm_quota_sweep(unsigned generation);
 typedef struct dm_quota_stats {
-        unsigned kept;          /* charged namespaces kept */
+        unsigned kept;          /* namespaces of unprivileged owners kept */
+        unsigned kept_all;      /* every charged namespace kept (root-made containers' too) */
         size_t refused_now;     /* remembered refusals */
         uint64_t refused_total; /* refusals since start */
         size_t owners;

@@ -187,6 +187,18 @@ _public_ int nsid_ns_get_userns(const nsid_ns *ns, nsid_ns **ret) {
         return ns_new_take_fd(fd, NSID_NS_USER, ret);
 }
 
+_public_ int nsid_ns_get_parent(const nsid_ns *userns, nsid_ns **ret) {
+        assert_return(userns, -EINVAL);
+        assert_return(ret, -EINVAL);
+        assert_return(userns->type == NSID_NS_USER, -EINVAL);
+
+        int fd = ioctl(userns->fd, NS_GET_PARENT);
+        if (fd < 0)
+                return log_debug_errno(errno, "cannot get the parent of user:[%llu]: %s",
+                                       (unsigned long long) userns->id.ino, strerror(errno));
+        return ns_new_take_fd(fd, NSID_NS_USER, ret);
+}
+
 _public_ int nsid_ns_get_owner_uid(const nsid_ns *userns, uid_t *ret) {
         uid_t uid;
         assert_return(userns, -EINVAL);

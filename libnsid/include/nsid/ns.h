@@ -81,6 +81,10 @@ NSID_API_WARN_UNUSED int nsid_ns_get_userns(const nsid_ns *ns, nsid_ns **ret);
  * namespace sees it: for a daemon in the initial one, the host uid, also for a user namespace
  * nested in another (its creator's host uid). -EINVAL when userns is not a user namespace. */
 NSID_API_WARN_UNUSED int nsid_ns_get_owner_uid(const nsid_ns *userns, uid_t *ret);
+/* The parent of the user namespace userns (NS_GET_PARENT). -EPERM when it is outside the
+ * caller's scope (userns is the caller's own, or an ancestor of it): the initial user
+ * namespace has no parent. -EINVAL when userns is not a user namespace. */
+NSID_API_WARN_UNUSED int nsid_ns_get_parent(const nsid_ns *userns, nsid_ns **ret);
 /* Whether ns is the initial namespace of its type (compared with PID 1's as seen through
  * /proc/1/ns; 1 yes, 0 no). */
 int nsid_ns_is_initial(const nsid_ns *ns);
