@@ -20,9 +20,10 @@
 #  - the systemd unit: its CapabilityBoundingSet= is exactly that list, systemd-analyze
 #    verify accepts the unit and its hardening options, and the daemon started as the unit
 #    would start it (bounding set from the unit, no_new_privs, /usr /boot /etc read-only in a
-#    mount namespace of its own as ProtectSystem=full does) still answers
-#    every namespace. (No systemd runs here as PID 1: the unit's options are emulated with
-#    the same kernel mechanisms.)
+#    mount namespace of its own as ProtectSystem=full does, /home /root read-only, a
+#    /var/tmp and a hostname namespace of its own, the unit's system call deny list with
+#    EPERM) still answers every namespace. (No systemd runs here as PID 1: the unit's
+#    options are emulated with the same kernel mechanisms, lib.sh's write_as_unit.)
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
@@ -179,18 +180,8 @@ fi
 grep -q '^SecureBits=.*noroot' "$unit_in" && fail "unit: SecureBits=noroot starts the daemon without capabilities" || pass "unit: no SecureBits=noroot"
 grep -q '^NoNewPrivileges=yes' "$unit_in" && pass "unit: NoNewPrivileges=yes" || fail "unit: NoNewPrivileges not set"
 grep -q '^ProtectSystem=full' "$unit_in" && pass "unit: ProtectSystem=full" || fail "unit: ProtectSystem not full"
-bnd=$(echo "$bset" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
-cat >"$T/as-unit.sh" <<EOF
-#!/bin/sh
-# ProtectSystem=full: /usr, /boot and /etc read-only in the service's own mount namespace
-for d in /usr /boot /etc; do
-        [ -d "\$d" ] || continue
-        mount --bind "\$d" "\$d" && mount -o remount,bind,ro "\$d" || exit 1
-done
-exec setpriv --bounding-set=-all,$bnd --no-new-privs -- "\$@"
-EOF
-chmod +x "$T/as-unit.sh"
-if start_daemon unit unshare -m --propagation slave "$T/as-unit.sh"; then
+write_as_unit "$T/as-unit.sh" "$build" "$unit_in" || fail "cannot write the unit's emulation (syscall-deny built?)"
+if start_daemon unit unshare -m -u --propagation slave "$T/as-unit.sh"; then
         pass "daemon started as the unit would start it"
         [ "$(ctl "lookup pid:$PC uid alice@c1.test")" = "ok 4001 600 resolved" ] && pass "as the unit: c1 answered" || fail "as the unit: c1: $(ctl "lookup pid:$PC uid alice@c1.test")"
         [ "$(ctl "lookup pid:$PU uid bob@u1.test ns-ids")" = "ok 1000 600 resolved" ] && pass "as the unit: u1 answered" || fail "as the unit: u1: $(ctl "lookup pid:$PU uid bob@u1.test ns-ids")"

@@ -121,8 +121,12 @@ echo creds >"$T/h/hostile-nss"
 
 for c in a b f d h; do start_container $c; eval "P_$c=$CPID"; done
 
-"$bin" -f --config="$T/nsid.conf" --idmapd-conf="$T/host-idmapd.conf" --socket="$S" \
-        2>"$T/daemon.log" &
+# the daemon as its unit runs it (bounding set, no_new_privs, read-only system and home
+# directories, its own /var/tmp and hostname, the system call deny list: lib.sh)
+write_as_unit "$T/as-unit.sh" "$build" "$src/../../idmapd/nsid-idmapd.service.in" ||
+        { echo "FAIL: cannot emulate the unit (syscall-deny built?)"; exit 1; }
+unshare -m -u --propagation slave "$T/as-unit.sh" "$bin" -f --config="$T/nsid.conf" \
+        --idmapd-conf="$T/host-idmapd.conf" --socket="$S" 2>"$T/daemon.log" &
 DPID=$!
 for _ in $(seq 100); do [ -S "$S" ] && ctl status >/dev/null && break; sleep 0.05; done
 [ -S "$S" ] || { cat "$T/daemon.log"; echo "FAIL: daemon did not start"; exit 1; }
@@ -244,7 +248,9 @@ agents=$(pgrep -x nsid-nss-query | wc -l) || true
         { fail "$agents nsid-nss-query agents"; ps -ef | grep -v grep | grep nss-query; }
 kill -TERM $DPID; wait $DPID || true
 DPID=
-left=$(pgrep -x nsid-nss-query | wc -l) || true
+# (an agent whose resolver thread had not stopped it yet dies with its middle process,
+# which dies with the daemon: the kernel's parent-death signals, a moment later)
+for _ in $(seq 50); do left=$(pgrep -x nsid-nss-query | wc -l) || true; [ "$left" = 0 ] && break; sleep 0.1; done
 [ "$left" = 0 ] && pass "no nsid-nss-query left once the daemon stopped" || { fail "$left nsid-nss-query left"; ps -ef | grep -v grep | grep nss-query; }
 echo "$fails failure(s)"
 [ $fails = 0 ]

@@ -368,6 +368,23 @@ rm -f "$T/fake/$ia" "$T/fake/$ib"
 for nm in "${NETNS_ADDED[@]}"; do ip netns del "$nm"; done
 NETNS_ADDED=()
 
+# reconcile as its unit runs it (nsid-uniquifier-reconcile.service: its capability bounding
+# set, no_new_privs, read-only system and home directories, its own /var/tmp and hostname,
+# the system call deny list; lib.sh's write_as_unit), and as the udev rule's transient unit
+# (the same list, itest-units-security.sh)
+nm=nsid-itest-u-$$
+ip netns add "$nm" && NETNS_ADDED+=("$nm") && rm -f "$T/fake/$(stat -L -c %i "/run/netns/$nm")"
+if write_as_unit "$T/as-unit.sh" "$B" "$(dirname "$0")/../../udev-rules/nsid-uniquifier-reconcile.service.in"; then
+    unshare -m -u --propagation slave "$T/as-unit.sh" "$U" -q reconcile > "$T/rec3" 2>"$T/rec3.err"; rc=$?
+    check "reconcile as its unit runs it: exit 0, the new netns set" \
+        bash -c "[ $rc = 0 ] && grep -q '/run/netns/$nm .*set now\$' '$T/rec3'"
+    [ "$rc" = 0 ] || sed 's/^/# /' "$T/rec3.err"
+else
+    check "reconcile as its unit runs it (syscall-deny built?)" false
+fi
+for nm in "${NETNS_ADDED[@]}"; do ip netns del "$nm"; done
+NETNS_ADDED=()
+
 # -------------------------------------------------------------------------------------------
 echo "# 8. reconciles racing each other and the start hooks"
 rp=()

@@ -47,3 +47,29 @@ open(sys.argv[2], "w").close()
 time.sleep(3600)
 PY
 }
+
+# write_as_unit OUT BUILD UNIT_IN: OUT, a script that runs "$@" as the systemd unit UNIT_IN
+# (a .service.in of the tree) would: no systemd is PID 1 here, so its options are emulated
+# with the kernel mechanisms systemd uses. Run it as `unshare -m -u --propagation slave OUT
+# PROGRAM...` (a mount and a hostname namespace of its own: ProtectHostname=):
+#  - ProtectSystem=full: /usr, /boot, /etc read-only; ProtectHome=read-only: /home, /root,
+#    /run/user read-only; PrivateTmp=: a /var/tmp of its own (not /tmp, where the tests'
+#    files are);
+#  - CapabilityBoundingSet= (from the unit) and NoNewPrivileges=yes (setpriv);
+#  - SystemCallFilter=~... with SystemCallErrorNumber=EPERM (syscall-deny, BUILD's).
+write_as_unit() {
+        local out=$1 build=$2 unit_in=$3 bnd deny
+        bnd=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit_in" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+        deny=$(realpath "$build/tests/integration/syscall-deny")
+        [ -n "$bnd" ] && [ -x "$deny" ] || return 1
+        cat >"$out" <<EOF
+#!/bin/sh
+for d in /usr /boot /etc /home /root /run/user; do
+        [ -d "\$d" ] || continue
+        mount --bind "\$d" "\$d" && mount -o remount,bind,ro "\$d" || exit 1
+done
+mount -t tmpfs -o mode=1777 tmpfs /var/tmp || exit 1
+exec setpriv --bounding-set=-all,$bnd --no-new-privs -- "$deny" "\$@"
+EOF
+        chmod +x "$out"
+}

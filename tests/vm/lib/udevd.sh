@@ -23,7 +23,10 @@ udevd_start() {
 # systemd-run stand-in (no systemd as PID 1 in the lab guest): log, skip the options, run
 t=\${EPOCHREALTIME/./}
 echo "systemd-run \$* (at \$(( t / 1000 )))" >> "$UDEVD_SHIMLOG"
-while [ \$# -gt 0 ] && [ "\${1#--}" != "\$1" ]; do shift; done
+# (the unit's properties, -p NAME=VALUE, are systemd's to apply: not applied here)
+while [ \$# -gt 0 ]; do
+  case "\$1" in -p) shift 2 ;; --*) shift ;; *) break ;; esac
+done
 "\$@" >> "$UDEVD_SHIMLOG" 2>&1
 rc=\$?
 t=\${EPOCHREALTIME/./}
