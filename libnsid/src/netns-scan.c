@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -150,12 +151,75 @@ static int cmp_info(const void *a, const void *b) {
 
 /* Every process's netns (and mount ns). With only set, the mount ns is looked up only for the
  * processes in that netns (the "has NFS mounts" question about one netns). */
+/* The caller's own workers (nsid/worker.h): its children and their children, from
+ * /proc/PID/task/TID/children. A worker that joined a container's namespaces is not the
+ * container's process: a worker (a name-service agent kept running) found as "the process
+ * in that netns" would keep a dead container's netns looking alive, and stand for its
+ * context. At most WORKERS_MAX are told apart; without CONFIG_PROC_CHILDREN, none. */
+#define WORKERS_MAX 4096
+static size_t read_children(int pid, int tid, int *out, size_t n, size_t max) {
+        char path[64], *text = NULL, *p;
+        size_t size = 0;
+        int fd;
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return n;
+        FILE *f = fdopen(fd, "r");
+        if (!f) {
+                close(fd);
+                return n;
+        }
+        if (getline(&text, &size, f) > 0)
+                for (p = text; *p && n < max;) {
+                        char *end;
+                        long v = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (v > 0 && v <= INT32_MAX)
+                                out[n++] = (int) v;
+                        p = end;
+                }
+        free(text);
+        fclose(f);
+        return n;
+}
+
+static size_t collect_own_workers(int *out, size_t max) {
+        _cleanup_(closedirp_) DIR *d = opendir("/proc/self/task");
+        struct dirent *de;
+        size_t n = 0, first;
+        int self = getpid();
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                int tid;
+                if (parse_pid(de->d_name, &tid) >= 0)
+                        n = read_children(self, tid, out, n, max);
+        }
+        first = n;
+        for (size_t i = 0; i < first; i++) /* the runners of middle processes */
+                n = read_children(out[i], out[i], out, n, max);
+        return n;
+}
+
+static bool is_own_worker(const int *w, size_t n, int pid) {
+        for (size_t i = 0; i < n; i++)
+                if (w[i] == pid)
+                        return true;
+        return false;
+}
+
 static int collect_procs(const nsid_ns_id *only, proc_rec **ret, size_t *ret_n) {
         _cleanup_(closedirp_) DIR *d = NULL;
+        _cleanup_free_ int *workers = NULL;
         proc_rec *v = NULL;
-        size_t n = 0, cap = 0;
+        size_t n = 0, cap = 0, n_workers = 0;
         struct dirent *de;
 
+        workers = malloc(WORKERS_MAX * sizeof(*workers));
+        if (workers)
+                n_workers = collect_own_workers(workers, WORKERS_MAX);
         d = opendir("/proc");
         if (!d)
                 return negative_errno();
@@ -164,6 +228,8 @@ static int collect_procs(const nsid_ns_id *only, proc_rec **ret, size_t *ret_n) 
                 int pid;
 
                 if (parse_pid(de->d_name, &pid) < 0)
+                        continue;
+                if (is_own_worker(workers, n_workers, pid))
                         continue;
                 if (pid_ns_stat(pid, "net", &rec.net) < 0)
                         continue; /* exited, or a kernel thread without one */

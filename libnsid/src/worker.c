@@ -494,10 +494,20 @@ _Noreturn static void child_pid_namespace(struct worker_ctx *c) {
          * PR_SET_PDEATHSIG our death sends: the kernel checks it with our credentials). The
          * caller need not hold CAP_KILL: take the runner's effective uid, keep our real
          * uid, which lets the caller signal us. */
-        if (c->exec_unpriv && syscall(SYS_setresuid, -1, c->drop_uid, -1) < 0) {
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                child_fail(c, STAGE_SETUID, errno);
+        if (c->exec_unpriv) {
+                if (syscall(SYS_setresuid, -1, c->drop_uid, -1) < 0) {
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                        child_fail(c, STAGE_SETUID, errno);
+                }
+                /* the change of effective uid cleared our own parent-death signal: set it
+                 * again, and stop if the caller died before it took effect (a middle process
+                 * that outlived the daemon kept a hung runner, seen in itest-idmapd-nss) */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != c->parent_pid) {
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                        _exit(WORKER_EXIT_OTHER);
+                }
         }
         for (;;) {
                 siginfo_t si;

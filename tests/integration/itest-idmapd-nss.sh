@@ -70,25 +70,40 @@ state-dir = $T/state
 CONF
 printf '[General]\nDomain = host.test\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' >"$T/host-idmapd.conf"
 
-# a container: etc files from $T/NAME/ bind-mounted over the host's, in its own mount,
-# network and pid namespaces; optional: its userdb directory, the hostile module
+# a container: etc files from $T/NAME/ bind-mounted over the host's, made as engines make
+# them: a pid namespace first, whose pid 1 makes the mount and network namespaces (so the
+# first process the daemon finds in its netns is in its pid namespace too); optional: its
+# userdb directory, the hostile module
 start_container() { # name
-        local name=$1 d="$T/$1" extra=""
-        [ -d "$d/userdb" ] && extra="$extra mkdir -p /etc/userdb && mount --bind '$d/userdb' /etc/userdb &&"
-        [ -e "$d/hostile-nss" ] && extra="$extra touch /etc/hostile-nss && mount --bind '$d/hostile-nss' /etc/hostile-nss &&
-                mount -t overlay overlay -o 'lowerdir=$T/hostlib:$libdir' '$libdir' &&"
-        unshare -m -n -p -f --propagation private sh -c "
+        local name=$1 d="$T/$1"
+        {
+                echo 'set -e'
                 for f in passwd group idmapd.conf nsswitch.conf; do
-                        [ -e '$d/'\$f ] && mount --bind '$d/'\$f /etc/\$f; done &&
-                $extra
-                echo \$\$ >'$T/ready/$name' && exec sleep 1000" </dev/null >"$T/$name.out" 2>&1 &
-        pids+=($!)
+                        [ -e "$d/$f" ] && echo "mount --bind '$d/$f' /etc/$f"
+                done
+                [ -d "$d/userdb" ] && echo "mkdir -p /etc/userdb; mount --bind '$d/userdb' /etc/userdb"
+                if [ -e "$d/hostile-nss" ]; then
+                        echo "touch /etc/hostile-nss; mount --bind '$d/hostile-nss' /etc/hostile-nss"
+                        echo "mount -t overlay overlay -o 'lowerdir=$T/hostlib:$libdir' '$libdir'"
+                fi
+                echo "echo up >'$T/ready/$name'"
+                echo 'exec sleep 1000'
+        } >"$T/$name.sh"
+        if [ "${2:-}" = --no-pidns ]; then # (a container sharing the host's pid namespace)
+                unshare -m -n --propagation private sh "$T/$name.sh" </dev/null >"$T/$name.out" 2>&1 &
+                CPID=$!
+                pids+=("$CPID")
+        else
+                unshare -p -f unshare -m -n --propagation private sh "$T/$name.sh" </dev/null >"$T/$name.out" 2>&1 &
+                local outer=$!
+                pids+=("$outer")
+        fi
         for _ in $(seq 200); do [ -s "$T/ready/$name" ] && break; sleep 0.05; done
-        # (its sleep is pid 1 of its pid namespace: killed by pid too, at the end)
         [ -s "$T/ready/$name" ] || fail "container $name did not start: $(cat "$T/$name.out")"
-        # the pid of its sleep, seen from the host
-        CPID=$(pgrep -P "${pids[-1]}" sleep || true)
-        [ -n "$CPID" ] || { fail "container $name: no sleep under ${pids[-1]}"; return; }
+        [ "${2:-}" = --no-pidns ] && return
+        # its pid 1 (host pid), which runs sleep once the script is done
+        CPID=$(pgrep -P "$outer" || true)
+        [ -n "$CPID" ] || { fail "container $name: no process under $outer"; return; }
         pids+=("$CPID")
 }
 in_container() { nsenter -t "$1" -m -p -n -- "${@:2}"; }
@@ -119,7 +134,13 @@ echo 'dora:x:4300:4300::/:/bin/sh' >>"$T/d/passwd"
 mkfiles h h.test "hostile"
 echo creds >"$T/h/hostile-nss"
 
+# G: the hostile module hanging, in a container without a pid namespace of its own
+mkfiles g g.test "hostile"
+echo hang >"$T/g/hostile-nss"
+
 for c in a b f d h; do start_container $c; eval "P_$c=$CPID"; done
+start_container g --no-pidns
+P_g=$CPID
 
 # the daemon as its unit runs it (bounding set, no_new_privs, read-only system and home
 # directories, its own /var/tmp and hostname, the system call deny list: lib.sh)
@@ -242,10 +263,52 @@ done
 echo "fds back after $i tries"
 [ "$fd_after" -le "$fd_before" ] && pass "daemon fds $fd_before -> $fd_after" ||
         { fail "daemon fds $fd_before -> $fd_after"; ls -l /proc/$DPID/fd; for t in /proc/$DPID/task/*; do echo "$t: $(cat $t/comm) $(cat $t/wchan)"; done; ps -ef --forest | grep -B2 -A3 "nss-query\|hostile" | grep -v grep; }
+# each agent runs in its container's pid namespace (the runner of a worker that joined it)
+for ag in $(pgrep -x nsid-nss-query); do
+        pns=$(readlink /proc/$ag/ns/pid) nns=$(readlink /proc/$ag/ns/net)
+        cpn=""
+        for c in "$P_a" "$P_b" "$P_h"; do [ "$(readlink /proc/$c/ns/net)" = "$nns" ] && cpn=$(readlink /proc/$c/ns/pid); done
+        [ -n "$cpn" ] && [ "$pns" = "$cpn" ] && pass "agent $ag runs in its container's pid namespace ($pns)" ||
+                fail "agent $ag: pid namespace $pns, its container's '$cpn'"
+done
 # one agent per name-service container at most (A, B, H), each the daemon's grandchild
 agents=$(pgrep -x nsid-nss-query | wc -l) || true
 [ "$agents" -ge 1 ] && [ "$agents" -le 3 ] && pass "$agents nsid-nss-query agents for 3 name-service containers" ||
         { fail "$agents nsid-nss-query agents"; ps -ef | grep -v grep | grep nss-query; }
+# A late answer followed by a pipelined line that rescans and forgets the namespace the
+# answer was for (issue #29, item 8): G's lookup (its module hangs: the request times out at
+# 3 s, unless a periodic rescan forgets G first: then ns_free() answers it, ESRCH), then
+# "register" of a new netns (a rescan), with G's only process killed meanwhile, so a rescan
+# run from within that answer would free namespaces while the daemon still walks them. (G has no pid namespace of its own: its hung agent outlives it until the daemon
+# stops it, and is no process of G's to the rescan.)
+gnet=$(readlink /proc/$P_g/ns/net)
+ginoo=$(echo "$gnet" | tr -dc 0-9)
+unshare -n sleep 1000 </dev/null >/dev/null 2>&1 &
+B=$!
+pids+=("$B")
+wait_for 5 bash -c "[ \"\$(readlink /proc/$B/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]" || true
+replies=$(python3 - "$S" "$ginoo" "$B" "$P_g" <<'PY'
+import socket, sys, os, signal, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(15)
+s.sendall(f"lookup netns:{sys.argv[2]} user 5010\nregister {sys.argv[3]}\n".encode())
+time.sleep(0.3)
+os.kill(int(sys.argv[4]), signal.SIGKILL)
+buf = b""
+while buf.count(b"\n") < 2:
+    d = s.recv(4096)
+    if not d: break
+    buf += d
+print(buf.decode().replace("\n", "|"))
+PY
+)
+case "$replies" in
+"error "*"|ok netns:"*"|") pass "a late answer, then a pipelined rescan that forgets its namespace: both answered ($replies)" ;;
+*) fail "late answer + rescan: '$replies'" ;;
+esac
+grep -q "netns:\[$ginoo\].*gone: forgotten" "$T/daemon.log" && pass "G's namespace was forgotten by that rescan" ||
+        fail "G's namespace was not forgotten: the case did not happen"
+kill -0 $DPID && pass "the daemon is up after it" || fail "the daemon died after a late answer and a rescan"
+
 kill -TERM $DPID; wait $DPID || true
 DPID=
 # (an agent whose resolver thread had not stopped it yet dies with its middle process,
