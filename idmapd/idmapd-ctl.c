@@ -25,6 +25,7 @@ struct dm_client {
         pid_t pid;
         bool busy, closing;
         bool in_event; /* inside dm_ctl_client_event(): answers must not re-enter it */
+        bool resume;   /* answered while not in its event: its next lines wait for dm_ctl_resume() */
         char in[NSID_CTL_LINE_MAX + 1];
         size_t in_len;
         char *out;
@@ -147,11 +148,30 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached)
                                                  ? "the namespace's resolver did not answer in time"
                                                  : strerror(-a->error));
 more:
-        /* an answer that came later (from a resolver) resumes the lines already received;
-         * one given at once returns to the loop in dm_ctl_client_event() instead (no
-         * recursion: a client may pipeline thousands of lines) */
+        /* An answer that came later (from a resolver, or a deadline) resumes the lines
+         * already received, but not from here: the caller is in the middle of its own work
+         * on a namespace (dm_result_ready(), dm_pending_expire(), ns_free()) that a next
+         * line (a register that rescans) could free under it (issue #29, item 8). The main
+         * loop calls dm_ctl_resume() once that work is done. One given at once returns to the
+         * loop in dm_ctl_client_event() instead (no recursion: a client may pipeline
+         * thousands of lines). */
         if (!c->in_event && (c->in_len > 0 || c->closing))
-                dm_ctl_client_event(c, EPOLLIN);
+                c->resume = true;
+}
+
+void dm_ctl_resume(void) {
+        for (bool again = true; again;) {
+                again = false;
+                for (dm_client *c = clients; c; c = c->next)
+                        if (c->resume) {
+                                c->resume = false;
+                                /* (it may free c, and its lines may complete other clients'
+                                 * requests: start over) */
+                                dm_ctl_client_event(c, EPOLLIN);
+                                again = true;
+                                break;
+                        }
+        }
 }
 
 static uint64_t percentile(const dm_stats *s, double q) {

@@ -248,7 +248,8 @@ void dm_pending_expire(int64_t now_us) {
                         *pp = p->next;
                         ns->stats.timeouts++;
                         dm_log(LOG_WARNING, ns, "request timed out after %u ms (its resolver "
-                               "is stuck: files on a hung mount?); answered as a failure",
+                               "is stuck: its files on a hung mount, or its name service not "
+                               "answering?); answered as a failure",
                                dm_cfg.request_timeout_ms);
                         dm_answer a = { .error = -ETIMEDOUT };
                         pending_complete(p, &a, false, 0);

@@ -74,6 +74,7 @@ struct dm_resolver {
         pthread_mutex_t db_lock;
         dm_context *ctx;
         dm_nss_agent *agent; /* its nsid-nss-query, when its name service answers */
+        bool nss_failing;    /* its last name-service lookup failed (status: nss_error) */
         nsid_idmap *map[2];
         int64_t last_refresh_us;
         /* snapshot for status (under lock) */
@@ -393,6 +394,12 @@ static void answer_from_nss(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 dm_log(LOG_WARNING, NULL, "%s: %s:%s: %s", r->label, dm_query_kind_name(q),
                        to_id ? q->name : "", why);
                 snapshot(r, 0, why);
+                r->nss_failing = true;
+        } else if (r->nss_failing) {
+                /* answering again: the status shows no failure that is over */
+                dm_log(LOG_INFO, NULL, "%s: its name service answers again", r->label);
+                snapshot(r, 0, "");
+                r->nss_failing = false;
         }
 }
 

@@ -335,6 +335,9 @@ void dm_quota_free_all(void);
 int dm_ctl_listen(const char *path);
 void dm_ctl_accept(int lfd);
 void dm_ctl_client_event(dm_client *c, uint32_t events);
+/* Resume the clients whose pipelined lines waited for a late answer (dm_ctl_answer()):
+ * the main loop calls it after each round of work, when no namespace is in use. */
+void dm_ctl_resume(void);
 void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached);
 void dm_ctl_close_all(void);
 int dm_status_client(const char *path, bool json);

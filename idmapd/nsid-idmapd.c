@@ -604,6 +604,9 @@ int main(int argc, char **argv) {
                                 break;
                         }
                 }
+                /* clients answered late resume their next lines here, where no namespace
+                 * is in use by a caller (a line may rescan and free one) */
+                dm_ctl_resume();
         }
         notify("STOPPING=1");
         dm_log(LOG_INFO, NULL, "exiting");
