@@ -19,9 +19,11 @@
 #  - figures: 1,000 cold lookups through the control socket (one connection, pipelined),
 #    the same 1,000 again (the daemon's cache), and getent in the container for the same
 #    1,000 names (SSSD warm) and for 1,000 others (SSSD cold), in one call each;
-#  - sssd stopped: a new name fails (or is negative) within the request timeout, names
-#    already cached are still answered, the host keeps answering meanwhile, and the
-#    daemon's status reports the container's name service failure if it saw one.
+#  - sssd hung (SIGSTOP): a new name fails (an error, not negative) at the request timeout
+#    while the host and a cached name answer within 1 s; sssd stopped: a new name or id
+#    fails (or is negative) within the timeout, the same meanwhile; sssd restarted: the name
+#    that failed is answered (a failure is not cached);
+#  - one nsid-nss-query, in the container's pid namespace, and none once the daemon stops.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
@@ -31,7 +33,7 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "not root: nsid-idmapd, namespaces, slapd, sssd (run as root)"
 [ -x "$build/idmapd/nsid-nss-query" ] || { echo "FAIL: $build/idmapd/nsid-nss-query not built"; exit 1; }
 for t in slapd:slapd slapadd:slapd ldapsearch:ldap-utils sssd:sssd-common python3:python3 \
-         nsenter:util-linux unshare:util-linux; do
+         nsenter:util-linux unshare:util-linux ip:iproute2; do
         command -v "${t%%:*}" >/dev/null || skip "${t%%:*} missing (package ${t#*:}; scripts/install-deps all)"
 done
 multiarch=/usr/lib/x86_64-linux-gnu
@@ -45,22 +47,41 @@ chmod 755 "$T"
 S="$T/idmapd.sock"
 LDAPI="$T/ldapi"
 ldapi_uri="ldapi://$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$LDAPI")"
-SLAPD= LNS= CONT= CPID= SSSD_NSENTER= DPID=
+SLAPD='' LNS='' CONT='' CPID='' SSSD_NSENTER='' DPID=''
+sssd_procs() { # sssd's live processes (monitor, sssd_be, sssd_nss) in the container's pid ns
+        local p ns
+        ns=$(readlink "/proc/$CPID/ns/pid")
+        for p in $(pgrep '^sssd' || true); do
+                [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] &&
+                        [ "$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)" != Z ] && echo "$p"
+        done
+}
 cleanup() {
         set +e
         exec 2>/dev/null # (bash's "Killed" notices)
-        [ -n "$LNS" ] && kill -9 "$LNS" 2>/dev/null # slapd's netns (and the veth pair) with it
-        [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-        # the container's pid 1 (its sleep): its death kills sssd and everything in it
-        [ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null
-        [ -n "$CONT" ] && kill -9 "$CONT" 2>/dev/null
-        [ -n "$SSSD_NSENTER" ] && kill -9 "$SSSD_NSENTER" 2>/dev/null
-        [ -n "$SLAPD" ] && kill -9 "$SLAPD" 2>/dev/null
-        [ -s "$T/slapd.pid" ] && kill -9 "$(cat "$T/slapd.pid")" 2>/dev/null
-        wait 2>/dev/null
+        [ -n "$DPID" ] && kill -9 "$DPID"
+        # sssd first, reaped by its nsenter (no zombie left to the host's init)
+        if [ -n "$SSSD_NSENTER" ]; then
+                for p in $(sssd_procs); do kill -9 "$p"; done
+                kill -CONT "$SSSD_NSENTER"
+                for _ in $(seq 50); do kill -0 "$SSSD_NSENTER" || break; sleep 0.1; done
+                kill -9 "$SSSD_NSENTER"
+        fi
+        # the container's pid 1 (its sleep): its death kills everything left in it; unshare,
+        # its parent, reaps it and exits
+        [ -n "$CPID" ] && kill -9 "$CPID"
+        if [ -n "$CONT" ]; then
+                for _ in $(seq 50); do kill -0 "$CONT" || break; sleep 0.1; done
+                kill -9 "$CONT"
+        fi
+        [ -n "$SLAPD" ] && kill -9 "$SLAPD"
+        [ -s "$T/slapd.pid" ] && kill -9 "$(cat "$T/slapd.pid")"
+        [ -n "$LNS" ] && kill -9 "$LNS" # slapd's netns (and the veth pair) with it
+        wait
         rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 pass() { echo "ok: $*"; }
@@ -184,7 +205,12 @@ enumerate = false
 CONF
 chmod 600 "$C/sssd/sssd.conf"
 mkdir -m 1777 "$T/ready"
-unshare -m -n -p -f --propagation private sh -c "
+# (as an engine makes it: the pid namespace first, its pid 1 makes the others; so the only
+# process in the container's network namespace is inside its pid namespace — with
+# "unshare -m -n -p -f", unshare itself would be in the container's network and mount
+# namespaces but the host's pid namespace, and the daemon, taking the first process it
+# finds in a netns, would run the container's nsid-nss-query in the host's pid namespace)
+unshare -p -f --kill-child -- unshare -m -n --propagation private sh -c "
         mount --bind '$C/nsswitch.conf' /etc/nsswitch.conf &&
         mount --bind '$C/idmapd.conf' /etc/idmapd.conf &&
         mkdir -p /etc/sssd && mount --bind '$C/sssd' /etc/sssd &&
@@ -327,13 +353,6 @@ echo "figure: those 1000 other names through the daemon (daemon cold, SSSD warm)
 
 # --- sssd hung, then stopped: new names fail within the request timeout, names already
 #     cached are answered, the host keeps answering meanwhile; sssd back: answers again ---
-sssd_procs() { # sssd's processes (monitor, sssd_be, sssd_nss) in the container's pid namespace
-        local p ns
-        ns=$(readlink "/proc/$CPID/ns/pid")
-        for p in $(pgrep '^sssd' || true); do
-                [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] && echo "$p"
-        done
-}
 # down_check WHAT REQUEST: REQUEST must fail (not "ok") within the request timeout (3 s, and
 # 1 s of slack) while the host and a cached name answer within 1 s meanwhile
 down_check() {
@@ -371,14 +390,20 @@ case "$DOWN_REPLY" in error*) pass "sssd hung: an error, not a negative answer (
 *) fail "sssd hung: '$DOWN_REPLY', expected an error" ;; esac
 # shellcheck disable=SC2086
 kill -CONT $procs
+# (nsenter, sssd's parent, stops itself when it sees its child stopped: wake it too)
+kill -CONT "$SSSD_NSENTER"
 wait_for 10 in_container getent passwd lduser9981 || fail "sssd did not come back after SIGCONT"
 expect "lookup pid:$P uid lduser9991@dir.test" "ok 209991 " # (the timeout was not cached)
 # stopped
 kill -TERM "$SSSD"
-stopped() { ! kill -0 "$SSSD" 2>/dev/null && [ -z "$(sssd_procs)" ]; }
-wait_for 15 stopped && pass "sssd stopped" || fail "sssd still running: $(sssd_procs)"
-wait "$SSSD_NSENTER" 2>/dev/null || true
-SSSD_NSENTER=
+stopped() { ! kill -0 "$SSSD_NSENTER" 2>/dev/null && [ -z "$(sssd_procs)" ]; }
+if wait_for 15 stopped; then
+        pass "sssd stopped"
+        wait "$SSSD_NSENTER" 2>/dev/null || true
+        SSSD_NSENTER=
+else
+        fail "sssd still running: $(sssd_procs) (nsenter $SSSD_NSENTER: $(ps -o stat= -p "$SSSD_NSENTER"))"
+fi
 down_check "sssd stopped" "lookup pid:$P uid lduser9999@dir.test"
 down_check "sssd stopped" "lookup pid:$P user 209998"
 DOWN_UID=$DOWN_REPLY
@@ -397,10 +422,34 @@ wait_for 30 in_container getent passwd lduser9989 && pass "sssd restarted" || fa
 expect "lookup pid:$P uid lduser9999@dir.test" "ok 209999 "
 r=$(ctl "lookup pid:$P user 209998")
 echo "  note: uid 209998 after sssd's restart: '$r' (during the outage: '$DOWN_UID')"
+st=$(ctl status)
+echo "  status after sssd's restart: nss_error $(python3 -c '
+import json, sys
+s = json.loads(sys.argv[1][3:])
+print(repr([n for n in s["namespaces"] if n["domain"] == "dir.test"][0].get("nss_error")))' "$st")"
 kill -0 "$DPID" && pass "the daemon is up" || fail "the daemon died"
+agents() { # nsid-nss-query processes in the container's pid namespace (where the daemon runs them)
+        local p n=0 ns
+        ns=$(readlink "/proc/$CPID/ns/pid")
+        for p in $(pgrep -x nsid-nss-query || true); do
+                [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] && n=$((n + 1))
+        done
+        echo $n
+}
+a=$(agents)
+agents_diag() {
+        echo "  container: pid ns $(readlink "/proc/$CPID/ns/pid"), net ns $(readlink "/proc/$CPID/ns/net")"
+        for p in $(pgrep -x nsid-nss-query || true); do
+                echo "  $(ps -o pid=,ppid=,user=,lstart=,args= -p "$p") $(readlink "/proc/$p/ns/pid") $(readlink "/proc/$p/ns/net")"
+        done
+}
+[ "$a" = 1 ] && pass "one nsid-nss-query in the container (in its pid namespace)" || { fail "$a nsid-nss-query in the container"; agents_diag; }
 echo "--- daemon log lines about the container's name service:"
-grep -i -E 'nss|dir\.test|sss' "$T/daemon.log" | tail -n 15 || true
+grep -E "netns:\[$(readlink /proc/$CPID/ns/net | tr -dc 0-9)\]" "$T/daemon.log" | tail -n 15 || true
 kill -TERM "$DPID"; wait "$DPID" || true
 DPID=
+a=$(agents)
+[ "$a" = 0 ] && pass "no nsid-nss-query left in the container once the daemon stopped" ||
+        { fail "$a nsid-nss-query left in the container"; agents_diag; }
 echo "$fails failure(s)"
 [ $fails = 0 ]
