@@ -156,6 +156,7 @@ int cmd_doctor(void) {
         check_domains(&s);
         check_request_key();
         check_daemons(&s);
+        check_name_services(&s);
         check_host_secret();
         check_nfsd_clients();
 print:

@@ -205,7 +205,7 @@ int cmd_status(void) {
                "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS",
                "IDMAP-DOMAIN");
         if (s.daemon)
-                printf(" %8s %8s %6s", "REQ", "HITS", "FAIL");
+                printf(" %-20s %8s %8s %6s", "NAMES", "REQ", "HITS", "FAIL");
         printf("%s\n", col(C_RESET));
         for (size_t i = 0; i < s.n; i++) {
                 const ns_facts *f = &s.f[i];
@@ -226,6 +226,20 @@ int cmd_status(void) {
                        col(C_RESET), ident_source(f) ? ident_source(f) : "-",
                        f->info->nfs_mounted ? "yes" : "no", text_safe(f->domain, dom, sizeof(dom)));
                 if (s.daemon) {
+                        /* what answers its ID lookups: its files, or its own name service
+                         * and the sources its nsswitch.conf names (nsid-idmapd's view) */
+                        char names[4 * 64 + 8] = "-", esc[4 * 64 + 1];
+                        json_object *by = NULL, *srcs = NULL;
+                        if (f->daemon_ns && json_object_object_get_ex(f->daemon_ns, "answered_by", &by) &&
+                            json_object_get_string_len(by) > 0) {
+                                if (strcmp(json_object_get_string(by), "nss") == 0 &&
+                                    json_object_object_get_ex(f->daemon_ns, "passwd_sources", &srcs))
+                                        snprintf(names, sizeof(names), "nss:%s",
+                                                 text_safe(json_object_get_string(srcs), esc, sizeof(esc)));
+                                else
+                                        text_safe(json_object_get_string(by), names, sizeof(names));
+                        }
+                        printf(" %-20.20s", names);
                         if (f->daemon_ns)
                                 printf(" %8" PRIu64 " %8" PRIu64 " %6" PRIu64,
                                        dget(f->daemon_ns, "requests"),

@@ -64,6 +64,52 @@ void check_domains(const survey *s) {
                             host ? host : "?", arg.server_domain ? ", the server's too" : "");
 }
 
+static const char *jstr(json_object *o, const char *k) {
+        json_object *v;
+        return o && json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+                       ? json_object_get_string(v)
+                       : NULL;
+}
+
+/* Per container, as nsid-idmapd reports it: what answers its ID lookups (its files, or its
+ * own name service), and a name service that fails now, with what to look at (issue #28). */
+void check_name_services(const survey *s) {
+        char a[160], esc[4 * 200 + 1], src[4 * 128 + 1];
+        unsigned nss = 0, failing = 0;
+
+        if (!s->daemon)
+                return; /* (check_daemons says why) */
+        for (size_t i = 0; i < s->n; i++) {
+                const ns_facts *f = &s->f[i];
+                const char *by = jstr(f->daemon_ns, "answered_by");
+                const char *err = jstr(f->daemon_ns, "nss_error");
+                if (f->info->initial || !by || strcmp(by, "nss") != 0)
+                        continue;
+                nss++;
+                text_safe(jstr(f->daemon_ns, "passwd_sources"), src, sizeof(src));
+                if (err && *err) {
+                        failing++;
+                        add_finding(SEV_WARNING, "name-service",
+                                    "look at the directory client inside it (sssd, nslcd, "
+                                    "systemd-userdbd) and its configuration; nsid-nss-query "
+                                    "needs glibc 2.34 or later there",
+                                    "%s: its own name service (passwd: %s) fails: %s",
+                                    ns_label(f, a, sizeof(a)), src, text_safe(err, esc, sizeof(esc)));
+                } else
+                        add_finding(SEV_INFO, "name-service", NULL,
+                                    "%s: answered by its own name service (passwd: %s%s)",
+                                    ns_label(f, a, sizeof(a)), src,
+                                    json_object_get_boolean(json_object_object_get(f->daemon_ns,
+                                                                                   "idmapd_conf_methods"))
+                                            ? "; its idmapd.conf's methods"
+                                            : "");
+        }
+        if (nss > 0 && failing == 0)
+                add_finding(SEV_OK, "name-service", NULL,
+                            "%u container%s answered by %s own name service, none failing", nss,
+                            nss == 1 ? "" : "s", nss == 1 ? "its" : "their");
+}
+
 void check_request_key(void) {
         rk_rule *v = NULL;
         size_t n = 0, n_nfsidmap = 0, n_nsid = 0, first_nsid = 0;

@@ -57,5 +57,6 @@ void check_nfsd_clients(void);
 void check_domains(const survey *s);
 void check_request_key(void);
 void check_daemons(const survey *s);
+void check_name_services(const survey *s);
 
 #endif

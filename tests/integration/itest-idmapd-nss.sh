@@ -170,6 +170,19 @@ a = [n for n in s["namespaces"] if n["domain"] == "a.test"][0]
 assert a["answered_by"] == "nss" and a["passwd_sources"] == "files systemd", a
 PY
 
+# nsidctl shows it too: status's NAMES column, doctor's name-service finding
+nsidctl=$(realpath "$build/nsidctl/nsidctl")
+ino_a=$(readlink /proc/$P_a/ns/net | tr -dc 0-9)
+"$nsidctl" --socket="$S" status >"$T/st.txt" 2>&1 || true
+grep -q "^$ino_a .* nss:files systemd " "$T/st.txt" && pass "nsidctl status: A's NAMES are nss:files systemd" ||
+        fail "nsidctl status: $(grep "^$ino_a " "$T/st.txt")"
+"$nsidctl" --socket="$S" --json doctor >"$T/doc.json" 2>/dev/null || true
+python3 - "$T/doc.json" "$ino_a" <<'PY' && pass "nsidctl doctor: A answered by its own name service (name-service finding)" || fail "nsidctl doctor: no name-service finding for A"
+import json, sys
+f = [x for x in json.load(open(sys.argv[1]))["findings"] if x["check"] == "name-service"]
+assert any(sys.argv[2] in x["message"] and "files systemd" in x["message"] for x in f), f
+PY
+
 # --- B: libnfsidmap's static method, as libnfsidmap in B answers ---
 expect "lookup pid:$P_b uid carol@b.test" "ok 0 "
 expect "lookup pid:$P_b uid root@b.test" "ok 0 "
@@ -229,7 +242,14 @@ for mode in uid0 ctrl huge crash fork; do
         huge) got=$(ctl "lookup pid:$P_h user 5002") # (libnfsidmap gives up: unknown)
               case "$got" in error*|negative*) pass "a 1 MiB name refused ($got)" ;; *) fail "huge: '$got'" ;; esac ;;
         crash) got=$(ctl "lookup pid:$P_h uid x@h.test")
-              case "$got" in error*) pass "a crashing module is a failure ($got)" ;; *) fail "crash: '$got'" ;; esac ;;
+              case "$got" in error*) pass "a crashing module is a failure ($got)" ;; *) fail "crash: '$got'" ;; esac
+              "$nsidctl" --socket="$S" --json doctor >"$T/doc.json" 2>/dev/null || true
+              python3 - "$T/doc.json" <<'PY' && pass "nsidctl doctor: H's failing name service is a warning saying what to look at" || fail "nsidctl doctor: no warning for H"
+import json, sys
+f = [x for x in json.load(open(sys.argv[1]))["findings"] if x["check"] == "name-service"]
+assert any(x["severity"] == "warning" and "fails" in x["message"] and "sssd" in (x.get("fix") or "") for x in f), f
+PY
+              ;;
         fork) got=$(ctl "lookup pid:$P_h user 5003")
               case "$got" in "ok forkfailed@h.test "*) pass "the module cannot fork ($got)" ;; *) fail "fork: '$got'" ;; esac ;;
         esac
