@@ -56,12 +56,15 @@ PY
 
 # logged TAG CMD...: CMD run in a private mount namespace whose /dev/log is the listener's;
 # its datagrams go to $T/TAG.log, its exit status to $T/TAG.rc, stdout to $T/TAG.out (stdin
-# is this function's)
+# is this function's). Once CMD has exited a marker datagram follows its own on /dev/log, and
+# the listener stops only when it has read it (or after 10 s): a datagram socket keeps their
+# order, so a log that ends with the marker holds everything CMD sent (see marked).
+MARK="<31>nsid-itest-marker: the datagrams of the command end here"
 logged() {
     local tag=$1
     shift
     unshare -m --propagation private bash -c '
-        dir=$1 tag=$2; shift 2
+        dir=$1 tag=$2 mark=$3; shift 3
         mount -t tmpfs -o mode=0755 nsid-test-dev /dev || exit 97
         mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 &&
             mknod -m 666 /dev/urandom c 1 9 || exit 97
@@ -70,10 +73,14 @@ logged() {
         rc=0
         "$@" >"$dir/$tag.out" 2>"$dir/$tag.err" || rc=$?
         echo "$rc" >"$dir/$tag.rc"
-        sleep 0.2  # (the datagrams are queued already; the listener reads them)
+        python3 -c "import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(sys.argv[2].encode(), sys.argv[1])" \
+            /dev/log "$mark" </dev/null
+        for _ in $(seq 200); do grep -qxF -- "$mark" "$dir/$tag.log" 2>/dev/null && break; sleep 0.05; done
         touch "$dir/$tag.log.stop"
-        wait "$lp"' _ "$T" "$tag" "$@"
+        wait "$lp"' _ "$T" "$tag" "$MARK" "$@"
 }
+# marked TAG: the listener of TAG read the marker, as its last line: what CMD sent is there
+marked() { [ "$(tail -n 1 "$T/$1.log" 2>/dev/null)" = "$MARK" ]; }
 hold() {
     unshare -n sleep 100000 </dev/null >/dev/null 2>&1 &
     local p=$! me i
@@ -120,15 +127,18 @@ FAKE: forged\\line.db" logged esc "$U" oci-hook
 l=$(line esc ' unusable (')
 check "a newline and a backslash in a message are sent as \\x0a and \\x5c ($l)" \
     grep -qF 'under a file\x0aFAKE: forged\x5cline.db unusable' <<<"$l"
-check "... one datagram, one line: no line starts with the forged text" \
-    sh -c "! grep -q '^FAKE' '$T/esc.log'"
+check "... one datagram, one line: no line starts with the forged text (all of them read: $(marked esc && echo marker last || echo NO MARKER))" \
+    eval "marked esc && ! grep -q '^FAKE' '$T/esc.log'"
 check "... and the hook still set the identity (exit $(cat "$T/esc.rc"))" [ "$(cat "$T/esc.rc")" = 0 ]
 
 # --- not a hook: nothing to syslog ---------------------------------------------------------
 hold; h3=${HOLDERS[-1]}
-logged cli "$U" set --pid "$h3" --container-id syslog-cli
-check "set from a shell (exit $(cat "$T/cli.rc")) writes nothing to syslog" \
-    [ "$(cat "$T/cli.rc")" = 0 -a ! -s "$T/cli.log" ]
+# (with a warning to say, the unusable registry: it goes to stderr, and to syslog in a hook)
+NSID_REGISTRY="$T/machine-id/cli.db" logged cli "$U" set --pid "$h3" --container-id syslog-cli
+check "set from a shell (exit $(cat "$T/cli.rc")) warns on stderr ($(grep -m1 unusable "$T/cli.err"))" \
+    eval '[ "$(cat "$T/cli.rc")" = 0 ] && grep -q "registry $T/machine-id/cli.db unusable" "$T/cli.err"'
+check "... and writes nothing to syslog: the listener read the marker alone ($(wc -l <"$T/cli.log") line(s))" \
+    [ "$(cat "$T/cli.log")" = "$MARK" ]
 
 echo "1..$n"
 [ "$failures" = 0 ]

@@ -107,7 +107,13 @@ grep -q "cannot load the user database of requester pid [0-9]*: Wrong medium typ
         fail "no 'Wrong medium type' log line: $(tail -n 2 "$T/log")"
 r=$(req_container : "uid:$MARKER@example.test")
 no_marker "passwd -> /proc/self/environ, uid:MARKER" "$r"
-[ "$r" != "4242~" ] && pass "uid:MARKER is not 4242 ($r)" || fail "uid:MARKER resolved to 4242 from the helper's environment"
+# the requester's database refused, the host's answer: the host knows no MARKER, so its
+# nobody (libnfsidmap's Nobody-User, "nobody" by default), never 4242 from the environment
+nobody=$(id -u nobody)
+[ "$r" = "$nobody~" ] && pass "uid:MARKER: the host's nobody ($r), not 4242" ||
+        fail "uid:MARKER: got '$r', want the host's nobody '$nobody~'"
+tail -n 1 "$T/log" | grep -qF "uid:$MARKER@example.test -> $nobody (host context, timeout 30s)" &&
+        pass "log: uid:MARKER answered in the host context" || fail "uid:MARKER log: $(tail -n 2 "$T/log")"
 
 # --- passwd as a 1 GiB sparse file and as a FIFO: refused at once ---------------------
 rm -f "$T/etc/passwd"

@@ -55,13 +55,22 @@ Nobody-User = nobody
 Nobody-Group = nogroup
 CONF
 mkdir -p "$T/pipefs/nfs/clnt0"
+# The daemon's /etc/passwd and /etc/group (bind-mounted in a mount namespace of its own):
+# the host's, and a user and a group whose names are 126 and 127 bytes with the domain: the
+# user the daemon looks up (uid 4126), the group it refuses, as the kernel may have cut it
+# (its gid 4127 is never answered)
+cp /etc/passwd "$T/passwd"
+cp /etc/group "$T/group"
+printf '%s:x:4126:4126::/:/bin/sh\n' "$(printf 'r%.0s' $(seq 116))" >>"$T/passwd"
+printf '%s:x:4127:\n' "$(printf 'r%.0s' $(seq 117))" >>"$T/group"
+nobody=$(id -u nobody)
 
 # The kernel side: binds the pipe, waits for the daemon, sends each upcall and reads the
 # downcall; prints "ok: ..." or "FAIL: ...".
 cat >"$T/kernel.py" <<'PY'
 import os, select, socket, struct, sys
 
-path, timeout_ms = sys.argv[1], int(sys.argv[2])
+path, timeout_ms, NOBODY = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 FMT = "=BB128s2xIB3x"  # struct idmap_msg, 140 bytes (host byte order, u32 at offset 132)
 assert struct.calcsize(FMT) == 140
 SUCCESS, LOOKUPFAIL = 0x08, 0x04
@@ -108,16 +117,18 @@ def expect_failure(label, up):
               f"{(ut, uc, uname[:20], ui)}"); fails += 1; return
     print(f"ok: {label}: failure downcall (status {st:#x}, fields echoed)")
 
-def expect_answer(label, up):
-    """Any well-formed downcall for up (a success or a failure)."""
+def expect_downcall(label, up, want):
+    """The downcall for up is exactly want, all 140 bytes."""
     global fails
     down = ask(label, up)
-    if down is None or len(down) != 140:
-        print(f"FAIL: {label}: no valid downcall ({down!r:.60})"); fails += 1; return
+    if down != want:
+        def show(m):
+            t, c, name, i, st = struct.unpack(FMT, m)
+            return f"type {t} conv {c} name {name.rstrip(bytes(1))[:24]!r}... id {i} status {st:#x}"
+        got = show(down) if down is not None and len(down) == 140 else repr(down)[:60]
+        print(f"FAIL: {label}: downcall {got}, want {show(want)}"); fails += 1; return
     t, c, name, i, st = struct.unpack(FMT, down)
-    if (t, c, name) != struct.unpack(FMT, up)[:3]:
-        print(f"FAIL: {label}: downcall for another request"); fails += 1; return
-    print(f"ok: {label}: answered (status {st:#x}, id {i})")
+    print(f"ok: {label}: status {st:#x}, type {t}, conv {c}, name echoed, id {i}")
 
 def expect_success(label, up, want_name=None, want_id=None, wait_s=None):
     global fails
@@ -196,18 +207,26 @@ expect_like_unknown("127-character name (a 1,000-character owner, cut by the ker
                     msg(USER, NAMETOID, (b"a" * 113 + b"@host.test")[:127].ljust(127, b"b")))
 expect_like_unknown("127-character name with a domain", GROUP,
                     msg(GROUP, NAMETOID, b"r" * 117 + b"@host.test"))
-# 126 characters are a name like any other: looked up (unknown: libnfsidmap answers nobody).
-expect_answer("126-character name", msg(USER, NAMETOID, b"r" * 116 + b"@host.test"))
-expect_answer("unknown name", msg(USER, NAMETOID, b"nosuchuser@host.test"))
+# 126 characters are a name like any other: looked up (the user of uid 4126 in the daemon's
+# passwd; the 127-byte group above, gid 4127 there, got the unknown owner's answer); an
+# unknown name gets libnfsidmap's nobody.
+n126 = b"r" * 116 + b"@host.test"
+expect_downcall("126-character name", msg(USER, NAMETOID, n126),
+                msg(USER, NAMETOID, n126, i=4126, status=SUCCESS))
+expect_downcall("unknown name", msg(USER, NAMETOID, b"nosuchuser@host.test"),
+                msg(USER, NAMETOID, b"nosuchuser@host.test", i=NOBODY, status=SUCCESS))
 expect_success("valid uid:root@host.test (after)", msg(USER, NAMETOID, b"root@host.test"), want_id=0)
 expect_success("valid group:0 (after)", msg(GROUP, IDTONAME, i=0), want_name=b"root@host.test")
 print(f"kernel: {fails} failure(s)")
 sys.exit(1 if fails else 0)
 PY
-python3 "$T/kernel.py" "$T/pipefs/nfs/clnt0/idmap" "$timeout_ms" >"$T/kernel.out" 2>&1 &
+python3 "$T/kernel.py" "$T/pipefs/nfs/clnt0/idmap" "$timeout_ms" "$nobody" >"$T/kernel.out" 2>&1 &
 KPID=$!
 for _ in $(seq 100); do [ -e "$T/pipefs/nfs/clnt0/idmap.ready" ] && break; sleep 0.05; done
-NSID_TEST_RPC_PIPEFS_DIR="$T/pipefs" "$bin" -f -v --config="$T/nsid.conf" \
+NSID_TEST_RPC_PIPEFS_DIR="$T/pipefs" unshare -m --propagation private sh -c \
+        'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"' \
+        _ "$T/passwd" "$T/group" \
+        "$bin" -f -v --config="$T/nsid.conf" \
         --idmapd-conf="$T/host-idmapd.conf" --socket="$T/idmapd.sock" 2>"$T/daemon.log" &
 DPID=$!
 rc=0

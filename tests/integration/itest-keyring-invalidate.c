@@ -19,6 +19,12 @@
  *  - a real keyring of the same name owned by another uid, holding such a key too;
  *  - near misses inside the keyring (a longer description, another type).
  * Only the matching key linked in the right keyring goes.
+ *
+ * /proc/keys lists keys by serial, and serials are random: a reader that took the first
+ * "keyring" line naming the cache unchecked would still pick the real one whenever its serial
+ * came first (one run in three). So the forged keyring line and the foreign keyring are made
+ * again until their serials are below the real keyring's: both come before it in /proc/keys,
+ * at every run.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -66,15 +72,82 @@ static void forge(char *buf, size_t size, int32_t serial, const char *type, cons
                  (unsigned) serial, type, desc);
 }
 
+/* A forged "keyring" line naming the cache `name` with the serial of `decoy`, printed below
+ * the cache in /proc/keys (the line is where the forging key's serial puts it): made again,
+ * a new description each time (a user key of the same one would only be updated), until its
+ * key's serial is below the cache's. That key, or -1 after `tries`; the others made on the way
+ * stay (after the cache, they change nothing). */
+static int32_t forge_before(int32_t cache, int32_t decoy, const char *name, int tries) {
+        char forged[512], d[600];
+        forge(forged, sizeof(forged), decoy, "keyring", name);
+        for (int i = 0; i < tries; i++) {
+                snprintf(d, sizeof(d), "%d%s", i, forged); /* "<i>" ends the key's own line */
+                int32_t k = add_key(TYPE, d, "f", KEY_SPEC_SESSION_KEYRING);
+                assert_true(k > 0);
+                if (k < cache)
+                        return k;
+        }
+        return -1;
+}
+
+/* A real keyring called `name` like the cache, before it in /proc/keys: made again (in a
+ * holder of its own each time: in the session it would replace the link to the cache; a
+ * holder dropped takes its keyring with it) until its serial is below the cache's. That
+ * keyring and its holder, or -1 after `tries`. */
+static int32_t namesake_before(int32_t cache, const char *name, int tries, int32_t *ret_holder) {
+        for (int i = 0; i < tries; i++) {
+                int32_t holder = add_key("keyring", "nsid-itest-holder", NULL,
+                                         KEY_SPEC_SESSION_KEYRING);
+                assert_true(holder > 0);
+                int32_t k = add_key("keyring", name, NULL, holder);
+                assert_true(k > 0 && k != cache);
+                if (k < cache) {
+                        *ret_holder = holder;
+                        return k;
+                }
+                assert_int_equal(kctl(KEYCTL_UNLINK, holder, KEY_SPEC_SESSION_KEYRING, 0, 0), 0);
+        }
+        return -1;
+}
+
 static void test_forged_lines(void **state) {
         char ring_name[64], forged[512];
         unsigned failed = 99;
 
         /* a session keyring of our own: everything below dies with it */
         assert_true(kctl(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) > 0);
-        snprintf(ring_name, sizeof(ring_name), "nsid-itest-cache-%d", (int) getpid());
-        int32_t ring = add_key("keyring", ring_name, NULL, KEY_SPEC_SESSION_KEYRING);
-        assert_true(ring > 0);
+
+        /* 2. a decoy keyring, given the cache's name by a forged keyring line (below); it
+         * holds a key of the type and description wanted */
+        int32_t decoy = add_key("keyring", "nsid-itest-decoy", NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(decoy > 0);
+        int32_t in_decoy = add_key(TYPE, DESC, "6", decoy);
+        assert_true(in_decoy > 0);
+
+        /* The cache, and before it in /proc/keys: the forged line (2.) and (3.) a real keyring
+         * of the same name owned by another uid. A cache whose serial is so low that 32 tries
+         * give neither is dropped, and another made, under a name of its own: serials being
+         * uniform, an attempt fails about once in 4, and 64 of them once in 2^128 runs. */
+        int32_t ring = -1, forger = -1, holder = -1, foreign = -1;
+        for (int attempt = 0; attempt < 64 && foreign < 0; attempt++) {
+                if (ring > 0)
+                        assert_int_equal(kctl(KEYCTL_UNLINK, ring, KEY_SPEC_SESSION_KEYRING, 0, 0), 0);
+                snprintf(ring_name, sizeof(ring_name), "nsid-itest-cache-%d-%d", (int) getpid(),
+                         attempt);
+                ring = add_key("keyring", ring_name, NULL, KEY_SPEC_SESSION_KEYRING);
+                assert_true(ring > 0);
+                forger = forge_before(ring, decoy, ring_name, 32);
+                if (forger > 0)
+                        foreign = namesake_before(ring, ring_name, 32, &holder);
+        }
+        assert_true(forger > 0 && forger < ring);
+        assert_true(foreign > 0 && foreign < ring);
+        printf("/proc/keys: the forged keyring line (key %d) and the foreign keyring %d come "
+               "before the cache %d\n", forger, foreign, ring);
+        int32_t in_foreign = add_key(TYPE, DESC, "7", foreign);
+        assert_true(in_foreign > 0);
+        assert_int_equal(kctl(KEYCTL_CHOWN, foreign, 65534, -1, 0), 0);
+
         int32_t target = add_key(TYPE, DESC, "4001", ring);
         assert_true(target > 0);
         /* near misses in the keyring */
@@ -87,25 +160,6 @@ static void test_forged_lines(void **state) {
         assert_true(victim > 0);
         forge(forged, sizeof(forged), victim, TYPE, DESC);
         assert_true(add_key(TYPE, forged, "f", KEY_SPEC_SESSION_KEYRING) > 0);
-
-        /* 2. a decoy keyring given the cache's name by a forged keyring line; it holds a key
-         * of the type and description wanted */
-        int32_t decoy = add_key("keyring", "nsid-itest-decoy", NULL, KEY_SPEC_SESSION_KEYRING);
-        assert_true(decoy > 0);
-        int32_t in_decoy = add_key(TYPE, DESC, "6", decoy);
-        assert_true(in_decoy > 0);
-        forge(forged, sizeof(forged), decoy, "keyring", ring_name);
-        assert_true(add_key(TYPE, forged, "f", KEY_SPEC_SESSION_KEYRING) > 0);
-
-        /* 3. a real keyring of the same name owned by another uid (possessed by us, so
-         * /proc/keys shows it to us), holding such a key */
-        int32_t holder = add_key("keyring", "nsid-itest-holder", NULL, KEY_SPEC_SESSION_KEYRING);
-        assert_true(holder > 0); /* (in the session itself it would replace the link to ring) */
-        int32_t foreign = add_key("keyring", ring_name, NULL, holder);
-        assert_true(foreign > 0 && foreign != ring);
-        int32_t in_foreign = add_key(TYPE, DESC, "7", foreign);
-        assert_true(in_foreign > 0);
-        assert_int_equal(kctl(KEYCTL_CHOWN, foreign, 65534, -1, 0), 0);
 
         /* the keyring found is the real one, whatever the forged lines say */
         assert_int_equal(nsid_keyring_find(ring_name, (uint32_t) getuid()), ring);

@@ -357,13 +357,24 @@ check "doctor: another host secret (a new machine-id): none derived, says why, e
     bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-derivation' and f['severity'] == 'error' and
         'none of its $REGN records' in f['message'] and 'machine-id' in f['message'] and 'another machine' in f['message']
         for f in j['findings'])\""
+# rows no nsid program writes, one defect each (a row's first defect is the one reported):
+# 77 a key with a space (its identity well-formed), 78 an identity that is not hex (its key
+# well-formed); either, not seen as malformed, would be reported as not derived instead
 reg malformed.db "INSERT INTO bindings (rowid, app, identity, key, source, netns_dev, netns_ino, boot_id,
-    netns_cookie, first_seen, last_seen) VALUES (77, 'nfs4', 'not-hex', 'k 1', 'explicit', 4, 7, 'b', 1, 1, 1)"
+    netns_cookie, first_seen, last_seen) VALUES
+    (77, 'nfs4', 'bbbbbbbbbbbb4bbb8bbbbbbbbbbbbbbb', 'k 1', 'explicit', 4, 7, 'b', 1, 1, 1),
+    (78, 'nfs4', 'not-hex', 'k-2', 'explicit', 4, 8, 'b', 1, 1, 1)"
 regdoc "$T/reg/malformed.db"
 check "doctor: a row no nsid program writes (a key with a space): error with the DELETE to fix it" \
     bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-record' and f['severity'] == 'error' and
         'row 77 of bindings' in f['message'] and 'key is not' in f['message'] and 'netns 7' in f['message'] and
         'DELETE FROM bindings WHERE rowid = 77' in f['fix'] for f in j['findings'])\""
+check "doctor: a row no nsid program writes (an identity not hex): error with the DELETE to fix it" \
+    bash -c "[ $r = 4 ] && py \"any(f['check'] == 'registry-record' and f['severity'] == 'error' and
+        'row 78 of bindings' in f['message'] and 'identity is not 32 lowercase hex' in f['message'] and
+        'netns 8' in f['message'] and 'DELETE FROM bindings WHERE rowid = 78' in f['fix'] for f in j['findings'])\""
+check "doctor: ... each malformed row reported once, as malformed, not as not derived" \
+    py "[f['check'] for f in j['findings'] if 'row 77 of' in f['message'] or 'row 78 of' in f['message']] == ['registry-record', 'registry-record']"
 reg newer.db "PRAGMA user_version = 99"
 regdoc "$T/reg/newer.db"
 check "doctor: a schema newer than this nsid: error, exit 4" \
