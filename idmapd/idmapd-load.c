@@ -304,19 +304,6 @@ static bool name_ok(const char *s, size_t len) {
         return true;
 }
 
-static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ret) {
-        uint64_t v = 0;
-        if (len == 0 || len > 20 || (len > 1 && s[0] == '0'))
-                return -EBADMSG;
-        for (size_t i = 0; i < len; i++) {
-                if (s[i] < '0' || s[i] > '9' || v > (max - (uint64_t) (s[i] - '0')) / 10)
-                        return -EBADMSG;
-                v = v * 10 + (uint64_t) (s[i] - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
 /* "SERVICE SERVICE..." as nss_sources (the worker formatted it: re-parsed strictly) */
 static int parse_sources_line(const char *s, size_t len, nss_sources *ret) {
         char buf[NSS_SOURCES_MAX * NSS_SOURCE_NAME_MAX + 16];
@@ -406,7 +393,7 @@ int dm_context_parse_reply(const char *buf, size_t size, dm_context *c) {
                         bool user = KEY("u");
                         const char *sp2 = memchr(v, ' ', vl);
                         uint64_t id;
-                        if (!sp2 || parse_u64(v, (size_t) (sp2 - v), UINT32_MAX - 1, &id) < 0 ||
+                        if (!sp2 || nss_parse_uint(v, (size_t) (sp2 - v), UINT32_MAX - 1, &id) < 0 ||
                             !name_ok(sp2 + 1, (size_t) (v + vl - sp2 - 1)) ||
                             (user && gr.len > 0)) /* users first, then groups */
                                 goto out;
@@ -418,8 +405,8 @@ int dm_context_parse_reply(const char *buf, size_t size, dm_context *c) {
                 } else if (KEY("end")) {
                         const char *sp2 = memchr(v, ' ', vl);
                         uint64_t nu, ng;
-                        if (!sp2 || parse_u64(v, (size_t) (sp2 - v), UINT64_MAX, &nu) < 0 ||
-                            parse_u64(sp2 + 1, (size_t) (v + vl - sp2 - 1), UINT64_MAX, &ng) < 0 ||
+                        if (!sp2 || nss_parse_uint(v, (size_t) (sp2 - v), UINT64_MAX, &nu) < 0 ||
+                            nss_parse_uint(sp2 + 1, (size_t) (v + vl - sp2 - 1), UINT64_MAX, &ng) < 0 ||
                             nu != users || ng != groups)
                                 goto out;
                         done = true;

@@ -176,19 +176,24 @@ static bool owner_valid(const char *s, size_t len) {
         return true;
 }
 
-static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *ret) {
+int nss_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *ret) {
         uint64_t v = 0;
-        if (len == 0 || len > 10 || (len > 1 && s[0] == '0'))
+        if (len == 0 || len > 20 || (len > 1 && s[0] == '0'))
                 return -EBADMSG;
         for (size_t i = 0; i < len; i++) {
-                if (s[i] < '0' || s[i] > '9')
+                if (s[i] < '0' || s[i] > '9' || v > (max - (uint64_t) (s[i] - '0')) / 10)
                         return -EBADMSG;
                 v = v * 10 + (uint64_t) (s[i] - '0');
         }
-        if (v > max)
-                return -EBADMSG;
-        *ret = (uint32_t) v;
+        *ret = v;
         return 0;
+}
+
+static int parse_u32(const char *s, size_t len, uint32_t max, uint32_t *ret) {
+        uint64_t v = 0;
+        int r = nss_parse_uint(s, len, max, &v);
+        *ret = r == 0 ? (uint32_t) v : 0;
+        return r;
 }
 
 int nss_reply_parse(const char *buf, size_t size, bool want_id, nss_reply *ret) {

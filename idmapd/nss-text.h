@@ -39,6 +39,9 @@ void nss_sources_format(const nss_sources *s, char *buf, size_t len);
  * [UMICH_SCHEMA] section, [General] Local-Realms, No-Strip or Reformat-Group. 1 yes, 0 no. */
 bool nss_idmapd_conf_needs_libnfsidmap(const char *text, size_t size);
 
+/* Canonical decimal (digits only, no leading zero but "0") of at most max: 0 or -EBADMSG. */
+int nss_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *ret);
+
 /* What nsid-nss-query printed. */
 typedef struct nss_reply {
         enum { NSS_REPLY_ID, NSS_REPLY_NAME, NSS_REPLY_NONE, NSS_REPLY_ERR } kind;
