@@ -15,6 +15,7 @@
 #include "nsid/netns.h"
 #include "parse-util.h"
 #include "proc-util.h"
+#include "worker-internal.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -151,17 +152,18 @@ static int cmp_info(const void *a, const void *b) {
 
 /* Every process's netns (and mount ns). With only set, the mount ns is looked up only for the
  * processes in that netns (the "has NFS mounts" question about one netns). */
-/* The caller's own workers (nsid/worker.h): its children and their children, from
- * /proc/PID/task/TID/children. A worker that joined a container's namespaces is not the
- * container's process: a worker (a name-service agent kept running) found as "the process
- * in that netns" would keep a dead container's netns looking alive, and stand for its
- * context. At most WORKERS_MAX are told apart; without CONFIG_PROC_CHILDREN, none. */
+/* The caller's own workers (nsid/worker.h) and their runners: a worker that joined a
+ * container's namespaces is not the container's process. A worker (a name-service agent
+ * kept running) found as "the process in that netns" would keep a dead container's netns
+ * looking alive, and stand for its context. The workers are the library's record; their
+ * runners are their children (/proc/PID/task/PID/children; none told apart without
+ * CONFIG_PROC_CHILDREN). At most WORKERS_MAX. */
 #define WORKERS_MAX 4096
-static size_t read_children(int pid, int tid, int *out, size_t n, size_t max) {
+static size_t read_children(int pid, int *out, size_t n, size_t max) {
         char path[64], *text = NULL, *p;
         size_t size = 0;
         int fd;
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return n;
@@ -186,20 +188,9 @@ static size_t read_children(int pid, int tid, int *out, size_t n, size_t max) {
 }
 
 static size_t collect_own_workers(int *out, size_t max) {
-        _cleanup_(closedirp_) DIR *d = opendir("/proc/self/task");
-        struct dirent *de;
-        size_t n = 0, first;
-        int self = getpid();
-        if (!d)
-                return 0;
-        while ((de = readdir(d))) {
-                int tid;
-                if (parse_pid(de->d_name, &tid) >= 0)
-                        n = read_children(self, tid, out, n, max);
-        }
-        first = n;
-        for (size_t i = 0; i < first; i++) /* the runners of middle processes */
-                n = read_children(out[i], out[i], out, n, max);
+        size_t n = worker_pids_snapshot(out, max), first = n;
+        for (size_t i = 0; i < first; i++)
+                n = read_children(out[i], out, n, max);
         return n;
 }
 

@@ -46,6 +46,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -65,6 +66,7 @@
 #include <unistd.h>
 
 #include "file-internal.h"
+#include "worker-internal.h"
 #include "log-internal.h"
 #include "macro.h"
 #include "nsid/ns.h"
@@ -685,6 +687,38 @@ _Noreturn static void worker_child(struct worker_ctx *c) {
 
 /* ---- parent side ---- */
 
+/* The workers alive (their pids, as forked), for worker_pids_snapshot(). */
+#define WORKER_REGISTRY_MAX 4096
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t registry[WORKER_REGISTRY_MAX];
+static size_t n_registry;
+
+static void registry_add(pid_t pid) {
+        pthread_mutex_lock(&registry_lock);
+        if (n_registry < WORKER_REGISTRY_MAX)
+                registry[n_registry++] = pid;
+        pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove(pid_t pid) {
+        pthread_mutex_lock(&registry_lock);
+        for (size_t i = 0; i < n_registry; i++)
+                if (registry[i] == pid) {
+                        registry[i] = registry[--n_registry];
+                        break;
+                }
+        pthread_mutex_unlock(&registry_lock);
+}
+
+size_t worker_pids_snapshot(pid_t *out, size_t max) {
+        size_t n;
+        pthread_mutex_lock(&registry_lock);
+        n = n_registry < max ? n_registry : max;
+        memcpy(out, registry, n * sizeof(*out));
+        pthread_mutex_unlock(&registry_lock);
+        return n;
+}
+
 static int64_t now_ms(void) {
         struct timespec ts;
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -779,7 +813,7 @@ static void unmap_shared(struct worker_shared **sh) {
  * (always our own child: checked) and the status page come back; the child holds the write
  * end. 0 or -errno (nothing left behind). */
 static int worker_fork(struct worker_ctx *ctx, const char *what, int *ret_rfd, int *ret_cpidfd,
-                       struct worker_shared **ret_sh) {
+                       struct worker_shared **ret_sh, pid_t *ret_pid) {
         _cleanup_(unmap_shared) struct worker_shared *sh = NULL;
         _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, nullfd = -EBADF, cpidfd = -EBADF;
         siginfo_t si = {};
@@ -838,9 +872,11 @@ static int worker_fork(struct worker_ctx *ctx, const char *what, int *ret_rfd, i
                                        "worker for %s: child %d was reaped by someone else "
                                        "(SIGCHLD ignored, or waitpid(-1) elsewhere?)",
                                        what, (int) pid);
+        registry_add(pid); /* (removed once reaped) */
         *ret_rfd = TAKE_FD(rfd);
         *ret_cpidfd = TAKE_FD(cpidfd);
         *ret_sh = TAKE_PTR(sh);
+        *ret_pid = pid;
         return 0;
 }
 
@@ -853,9 +889,10 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
         bool pipe_open = true, exited = false;
         int64_t deadline = now_ms() + timeout_ms;
         siginfo_t si = {};
+        pid_t pid = 0;
         int r;
 
-        r = worker_fork(ctx, what, &rfd, &cpidfd, &sh);
+        r = worker_fork(ctx, what, &rfd, &cpidfd, &sh, &pid);
         if (r < 0)
                 return r;
         if (fcntl(rfd, F_SETFL, O_NONBLOCK) < 0)
@@ -921,13 +958,14 @@ static int worker_spawn(struct worker_ctx *ctx, const char *what, int timeout_ms
                         continue;
                 int e = errno;
                 if (r == 0)
-                        r = log_debug_errno(e, "worker for %s: cannot reap its child: %s%s", what,
-                                            strerror(e),
+                        r = log_debug_errno(e, "worker for %s: cannot reap child %d: %s%s", what,
+                                            (int) pid, strerror(e),
                                             e == ECHILD ? " (SIGCHLD ignored, or reaped by "
                                                           "someone else?)"
                                                         : "");
                 break;
         }
+        registry_remove(pid);
         if (r < 0)
                 return r;
 
@@ -1238,7 +1276,8 @@ static int prepare_exec(const nsid_proc *target, unsigned ns_mask, struct worker
         }
 
 struct nsid_worker_session {
-        int cpidfd;   /* the middle child */
+        pid_t pid;    /* the middle child */
+        int cpidfd;
         int req_fd;   /* our end of the program's stdin (a socket: no SIGPIPE) */
         int reply_fd; /* the read end of its stdout, non-blocking */
         struct worker_shared *sh;
@@ -1273,7 +1312,7 @@ _public_ int nsid_worker_session_start(const nsid_proc *target, unsigned ns_mask
         ws = calloc(1, sizeof(*ws));
         if (!ws)
                 return -ENOMEM;
-        r = worker_fork(&ctx, what, &ws->reply_fd, &ws->cpidfd, &ws->sh);
+        r = worker_fork(&ctx, what, &ws->reply_fd, &ws->cpidfd, &ws->sh, &ws->pid);
         if (r < 0) {
                 free(ws);
                 return r;
@@ -1372,6 +1411,7 @@ _public_ nsid_worker_session *nsid_worker_session_stop(nsid_worker_session *ws) 
                         worker_kill(ws->cpidfd, true);
                 while (waitid(P_PIDFD, (id_t) ws->cpidfd, &si, WEXITED) < 0 && errno == EINTR)
                         ;
+                registry_remove(ws->pid);
         }
         ws->cpidfd = safe_close(ws->cpidfd);
         ws->reply_fd = safe_close(ws->reply_fd);

@@ -284,7 +284,17 @@ echo "fds back after $i tries"
 [ "$fd_after" -le "$fd_before" ] && pass "daemon fds $fd_before -> $fd_after" ||
         { fail "daemon fds $fd_before -> $fd_after"; ls -l /proc/$DPID/fd; for t in /proc/$DPID/task/*; do echo "$t: $(cat $t/comm) $(cat $t/wchan)"; done; ps -ef --forest | grep -B2 -A3 "nss-query\|hostile" | grep -v grep; }
 # each agent runs in its container's pid namespace (the runner of a worker that joined it)
-for ag in $(pgrep -x nsid-nss-query); do
+# this test's agents: their parent (a worker's middle process, a copy of this daemon) has
+# this test's configuration on its command line (other tests may run agents meanwhile)
+our_agents() {
+        local p pp
+        for p in $(pgrep -x nsid-nss-query || true); do
+                pp=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) || continue
+                tr '\0' ' ' <"/proc/$pp/cmdline" 2>/dev/null | grep -qF -- "$T/nsid.conf" && echo "$p"
+        done
+        return 0
+}
+for ag in $(our_agents); do
         pns=$(readlink /proc/$ag/ns/pid) nns=$(readlink /proc/$ag/ns/net)
         cpn=""
         for c in "$P_a" "$P_b" "$P_h"; do [ "$(readlink /proc/$c/ns/net)" = "$nns" ] && cpn=$(readlink /proc/$c/ns/pid); done
@@ -292,7 +302,7 @@ for ag in $(pgrep -x nsid-nss-query); do
                 fail "agent $ag: pid namespace $pns, its container's '$cpn'"
 done
 # one agent per name-service container at most (A, B, H), each the daemon's grandchild
-agents=$(pgrep -x nsid-nss-query | wc -l) || true
+agents=$(our_agents | wc -l)
 [ "$agents" -ge 1 ] && [ "$agents" -le 3 ] && pass "$agents nsid-nss-query agents for 3 name-service containers" ||
         { fail "$agents nsid-nss-query agents"; ps -ef | grep -v grep | grep nss-query; }
 # A late answer followed by a pipelined line that rescans and forgets the namespace the
@@ -333,7 +343,7 @@ kill -TERM $DPID; wait $DPID || true
 DPID=
 # (an agent whose resolver thread had not stopped it yet dies with its middle process,
 # which dies with the daemon: the kernel's parent-death signals, a moment later)
-for _ in $(seq 50); do left=$(pgrep -x nsid-nss-query | wc -l) || true; [ "$left" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 50); do left=$(our_agents | wc -l); [ "$left" = 0 ] && break; sleep 0.1; done
 [ "$left" = 0 ] && pass "no nsid-nss-query left once the daemon stopped" || { fail "$left nsid-nss-query left"; ps -ef | grep -v grep | grep nss-query; }
 echo "$fails failure(s)"
 [ $fails = 0 ]
