@@ -380,16 +380,28 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                         }
                         continue;
                 }
-                /* refused before (over its owner's bound): not opened again */
-                if (dm_quota_is_refused(&v[i].id, g))
-                        continue;
+                /* refused before (over its owner's bound): skipped, once its handle (no
+                 * process opened) shows it is the namespace refused under that number */
+                if (dm_quota_is_refused(&v[i].id, NULL, 0)) {
+                        char path[64];
+                        nsid_ns *found = NULL;
+                        if (v[i].pid > 0)
+                                snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) v[i].pid);
+                        if (nsid_ns_open_path(v[i].pid > 0 ? path : v[i].path, NSID_NS_NET,
+                                              &found) < 0)
+                                found = NULL; /* gone meanwhile: the id alone */
+                        bool refused = dm_quota_is_refused(&v[i].id, found, g);
+                        nsid_ns_unref(found);
+                        if (refused)
+                                continue;
+                }
                 ns = ns_new(&v[i]);
                 if (!ns)
                         continue;
                 if (ns->charged) {
                         int q = dm_quota_admit(&ns->owner);
                         if (q < 0) {
-                                dm_quota_refuse(&ns->id, &ns->owner, g);
+                                dm_quota_refuse(&ns->id, ns->netns, &ns->owner, g);
                                 dm_log(LOG_DEBUG, ns, "not served: %s", strerror(-q));
                                 ns_free(ns);
                                 continue;
@@ -657,25 +669,28 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret) {
                 r = nsid_proc_open_ns(p, NSID_NS_NET, &n);
         if (r >= 0)
                 r = nsid_ns_get_id(n, &id);
-        nsid_ns_unref(n);
         if (r < 0) {
+                nsid_ns_unref(n);
                 nsid_proc_unref(p);
                 return r;
         }
         dm_ns *ns = dm_ns_find(&id);
         /* over its owner's bound: answered at once, without a scan of /proc each time */
-        if (!ns && dm_quota_is_refused(&id, 0)) {
+        if (!ns && dm_quota_is_refused(&id, n, 0)) {
+                nsid_ns_unref(n);
                 nsid_proc_unref(p);
                 return -EUSERS;
         }
         if (!ns) {
                 (void) dm_ns_rescan();
                 ns = dm_ns_find(&id);
-                if (!ns && dm_quota_is_refused(&id, 0)) {
+                if (!ns && dm_quota_is_refused(&id, n, 0)) {
+                        nsid_ns_unref(n);
                         nsid_proc_unref(p);
                         return -EUSERS;
                 }
         }
+        nsid_ns_unref(n);
         /* the pid named is in that netns (its ns link said so, through its pidfd) */
         if (ns && !ns->proc && !ns->initial && nsid_proc_check_alive(p) >= 0)
                 adopt_first_process(ns, p, NULL);

@@ -24,9 +24,14 @@
  * by its own budget, and no number of users' namespaces may keep a container that root
  * starts later from being served.
  *
- * A refused netns is remembered by its id only (no fd), so the next scans skip it without
- * opening it again, and `route`/`register` requests for it are answered at once; it is
- * looked at again once its owner has room (one of its namespaces is forgotten). Its owner is
+ * A refused netns is remembered without an fd, by its id, its owner and its netns cookie
+ * (SO_NETNS_COOKIE, never reused within a boot), so the next scans skip it, and
+ * `route`/`register` requests for it are answered at once; it is looked at again once its
+ * owner has room (one of its namespaces is forgotten). Its inode number alone does not name
+ * it: a dead namespace's number is handed to the next one made (6.1 gives the lowest free
+ * one), which may be a root container's (issue #29, item 4). So a namespace whose id is a
+ * refusal's is checked: another owner (or none: the initial user namespace's), or, while the
+ * owner has room, another cookie, and the refusal is forgotten. Its owner is
  * logged once when the first one is refused, and again only after all of its kept
  * namespaces have gone.
  */
@@ -36,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+
+#include <nsid/netns.h>
 
 #include "idmapd.h"
 
@@ -49,6 +56,7 @@ typedef struct owner {
 typedef struct refusal {
         nsid_ns_id id;
         dm_owner owner;
+        uint64_t cookie;     /* 0: not known */
         unsigned generation; /* last scan that saw it */
 } refusal;
 
@@ -220,16 +228,52 @@ static refusal *refusal_find(const nsid_ns_id *id) {
         return NULL;
 }
 
-bool dm_quota_is_refused(const nsid_ns_id *id, unsigned generation) {
+static void refusal_drop(refusal *f) {
+        owner *o = owner_get(&f->owner, false);
+        if (o) {
+                if (o->refused)
+                        o->refused--;
+                owner_maybe_drop(o);
+        }
+        *f = refusals[--n_refusals];
+}
+
+static bool owner_has_room(const dm_owner *key) {
+        owner *o = owner_get(key, false);
+        unsigned kept = o ? o->kept : 0;
+        return kept < dm_cfg.max_netns_per_owner &&
+               (key->by_userns || kept_total < dm_cfg.max_netns_unprivileged);
+}
+
+bool dm_quota_is_refused(const nsid_ns_id *id, nsid_ns *netns, unsigned generation) {
         refusal *f = refusal_find(id);
         if (!f)
                 return false;
+        if (netns) {
+                /* the same namespace, or another under a reused inode number? */
+                bool charged = false;
+                dm_owner o = {};
+                uint64_t cookie = 0;
+                if (dm_quota_classify(netns, &charged, &o) < 0 || !charged ||
+                    !owner_eq(&o, &f->owner) ||
+                    (f->cookie && owner_has_room(&o) &&
+                     nsid_netns_get_cookie(netns, &cookie) >= 0 && cookie != f->cookie)) {
+                        dm_log(LOG_DEBUG, NULL, "netns:[%" PRIu64 "]: not the namespace refused "
+                               "under that number before", id->ino);
+                        refusal_drop(f);
+                        return false;
+                }
+        }
         if (generation)
                 f->generation = generation;
         return true;
 }
 
-void dm_quota_refuse(const nsid_ns_id *id, const dm_owner *key, unsigned generation) {
+void dm_quota_refuse(const nsid_ns_id *id, nsid_ns *netns, const dm_owner *key,
+                     unsigned generation) {
+        uint64_t cookie = 0;
+        if (!netns || nsid_netns_get_cookie(netns, &cookie) < 0)
+                cookie = 0;
         refused_count++;
         if (refusal_find(id))
                 return;
@@ -245,7 +289,8 @@ void dm_quota_refuse(const nsid_ns_id *id, const dm_owner *key, unsigned generat
         if (!o)
                 return;
         o->refused++;
-        refusals[n_refusals++] = (refusal) { .id = *id, .owner = *key, .generation = generation };
+        refusals[n_refusals++] = (refusal) { .id = *id, .owner = *key, .cookie = cookie,
+                                             .generation = generation };
 }
 
 void dm_quota_sweep(unsigned generation) {
@@ -254,13 +299,7 @@ void dm_quota_sweep(unsigned generation) {
                         i++;
                         continue;
                 }
-                owner *o = owner_get(&refusals[i].owner, false);
-                if (o) {
-                        if (o->refused)
-                                o->refused--;
-                        owner_maybe_drop(o);
-                }
-                refusals[i] = refusals[--n_refusals];
+                refusal_drop(&refusals[i]);
         }
 }
 

@@ -316,10 +316,14 @@ const char *dm_owner_to_string(const dm_owner *o, char *buf, size_t size);
  * (max-netns-unprivileged) when it must not be kept (logged once per owner). */
 int dm_quota_admit(const dm_owner *owner);
 void dm_quota_release(const dm_owner *owner);
-/* Remember a refused netns (no fd held); true when id is one (generation: the scan that saw
- * it again, 0 for none). dm_quota_sweep() forgets those the scan did not see. */
-void dm_quota_refuse(const nsid_ns_id *id, const dm_owner *owner, unsigned generation);
-bool dm_quota_is_refused(const nsid_ns_id *id, unsigned generation);
+/* Remember a refused netns (no fd held: its id, owner and cookie); true when id is one
+ * (generation: the scan that saw it again, 0 for none). Given the namespace found under that
+ * id (netns, may be NULL), a refusal that is not it (another owner; another cookie while the
+ * owner has room) is forgotten and false returned. dm_quota_sweep() forgets those the scan
+ * did not see. */
+void dm_quota_refuse(const nsid_ns_id *id, nsid_ns *netns, const dm_owner *owner,
+                     unsigned generation);
+bool dm_quota_is_refused(const nsid_ns_id *id, nsid_ns *netns, unsigned generation);
 void dm_quota_sweep(unsigned generation);
 typedef struct dm_quota_stats {
         unsigned kept;          /* namespaces of unprivileged owners kept */
