@@ -646,6 +646,7 @@ typedef struct key_job {
 static key_job *key_jobs = NULL;
 int dm_key_timer_fd = -1; /* one-shot, armed for the earliest job (the 100 ms tick is too coarse) */
 static int32_t id_resolver_ring = 0; /* .id_resolver's serial, once found */
+static nsid_keyring_index *id_resolver_index = NULL; /* its keys, for id_resolver_ring */
 
 #define KEY_RETRY_MAX_US (100 * 1000)
 #define KEY_JOB_MAX_US (600 * 1000000ll) /* nfs_idmap_cache_timeout: the key is gone by then */
@@ -740,8 +741,16 @@ static int key_job_try(key_job *j, dm_ns *ns) {
                         id_resolver_ring = nsid_keyring_find(".id_resolver", 0);
                 if (id_resolver_ring <= 0)
                         return 1; /* no keyring: no key */
-                n = nsid_keyring_invalidate_keys_in(id_resolver_ring, "id_legacy", j->desc,
-                                                    &failed);
+                if (id_resolver_index &&
+                    nsid_keyring_index_ring(id_resolver_index) != id_resolver_ring) {
+                        nsid_keyring_index_free(id_resolver_index);
+                        id_resolver_index = NULL;
+                }
+                if (!id_resolver_index &&
+                    nsid_keyring_index_new(id_resolver_ring, &id_resolver_index) < 0)
+                        return 0; /* out of memory: retried */
+                n = nsid_keyring_index_invalidate(id_resolver_index, "id_legacy", j->desc,
+                                                  &failed);
                 if (n >= 0)
                         break;
                 id_resolver_ring = 0; /* the module went and came back: find it again */

@@ -94,56 +94,186 @@ _public_ int32_t nsid_keyring_find(const char *name, uint32_t uid) {
         return found;
 }
 
-_public_ int nsid_keyring_invalidate_keys_in(int32_t ring, const char *type,
-                                             const char *description, unsigned *ret_failed) {
-        int32_t *list = NULL;
+/* One key of an index: its serial and, once described, "type\0description". */
+typedef struct index_entry {
+        int32_t serial;
+        bool dead; /* cannot be described and never will be (expired, revoked, gone) */
+        size_t type_len, description_len;
+        char *text;
+} index_entry;
+
+struct nsid_keyring_index {
+        int32_t ring;
+        index_entry *entries; /* sorted by serial */
+        size_t n;
+        int32_t *list; /* KEYCTL_READ buffer, kept for the next refresh */
+        size_t list_size;
+};
+
+_public_ int nsid_keyring_index_new(int32_t ring, nsid_keyring_index **ret) {
+        assert_return(ring > 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+        nsid_keyring_index *idx = calloc(1, sizeof(*idx));
+        if (!idx)
+                return -ENOMEM;
+        idx->ring = ring;
+        *ret = idx;
+        return 0;
+}
+
+_public_ void nsid_keyring_index_free(nsid_keyring_index *idx) {
+        if (!idx)
+                return;
+        for (size_t i = 0; i < idx->n; i++)
+                free(idx->entries[i].text);
+        free(idx->entries);
+        free(idx->list);
+        free(idx);
+}
+
+_public_ int32_t nsid_keyring_index_ring(const nsid_keyring_index *idx) {
+        return idx ? idx->ring : -EINVAL;
+}
+
+/* KEYCTL_READ of the ring into idx->list: the number of serials, or -errno. */
+static ssize_t read_ring(nsid_keyring_index *idx) {
+        if (!idx->list) {
+                idx->list = malloc(4096);
+                if (!idx->list)
+                        return -ENOMEM;
+                idx->list_size = 4096;
+        }
+        for (;;) {
+                /* a multiple of 4 bytes asked, else EINVAL */
+                long m = syscall(SYS_keyctl, KEYCTL_READ, (long) idx->ring, idx->list,
+                                 (long) idx->list_size, 0L);
+                if (m < 0)
+                        return -errno;
+                if ((size_t) m <= idx->list_size)
+                        return m / (long) sizeof(int32_t);
+                size_t want = ((size_t) m + 3) & ~(size_t) 3; /* grew meanwhile: again */
+                int32_t *l = realloc(idx->list, want);
+                if (!l)
+                        return -ENOMEM;
+                idx->list = l;
+                idx->list_size = want;
+        }
+}
+
+static int cmp_serial(const void *a, const void *b) {
+        int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+        return (x > y) - (x < y);
+}
+
+/* Describe serial into e: 0, or -errno (e->dead set when it never will be describable). */
+static int describe_entry(index_entry *e) {
+        char buf[4200]; /* "type;uid;gid;perm;" and a description of at most 4095 bytes */
+        nsid_key_describe kd;
+        long m = syscall(SYS_keyctl, KEYCTL_DESCRIBE, (long) e->serial, buf, sizeof(buf), 0L);
+        if (m < 0) {
+                int r = -errno;
+                /* dead keys not yet collected are still linked; their state is final */
+                e->dead = r == -ENOKEY || r == -EKEYEXPIRED || r == -EKEYREVOKED;
+                return r;
+        }
+        if (m == 0 || (size_t) m > sizeof(buf))
+                return -E2BIG; /* (counts its NUL) too long to be one asked for */
+        buf[m - 1] = '\0';
+        if (nsid_key_describe_parse(buf, (size_t) m - 1, &kd) < 0)
+                return -EBADMSG;
+        char *t = malloc(kd.type_len + 1 + kd.description_len + 1);
+        if (!t)
+                return -ENOMEM;
+        memcpy(t, kd.type, kd.type_len);
+        t[kd.type_len] = '\0';
+        memcpy(t + kd.type_len + 1, kd.description, kd.description_len);
+        t[kd.type_len + 1 + kd.description_len] = '\0';
+        e->text = t;
+        e->type_len = kd.type_len;
+        e->description_len = kd.description_len;
+        return 0;
+}
+
+_public_ int nsid_keyring_index_refresh(nsid_keyring_index *idx) {
+        assert_return(idx, -EINVAL);
+        ssize_t n = read_ring(idx);
+        if (n < 0)
+                return (int) n;
+        qsort(idx->list, (size_t) n, sizeof(int32_t), cmp_serial);
+        index_entry *next = calloc((size_t) n + 1, sizeof(*next));
+        if (!next)
+                return -ENOMEM;
+        /* both sorted: keep what was described, describe only serials not seen before */
+        size_t i = 0, k = 0;
+        for (size_t j = 0; j < (size_t) n; j++) {
+                int32_t s = idx->list[j];
+                if (k > 0 && next[k - 1].serial == s)
+                        continue; /* linked twice? never: a keyring links a key once */
+                while (i < idx->n && idx->entries[i].serial < s)
+                        free(idx->entries[i++].text); /* gone from the ring */
+                if (i < idx->n && idx->entries[i].serial == s &&
+                    (idx->entries[i].text || idx->entries[i].dead)) {
+                        next[k++] = idx->entries[i];
+                        idx->entries[i++].text = NULL;
+                        continue;
+                }
+                next[k] = (index_entry) { .serial = s };
+                (void) describe_entry(&next[k]); /* not describable now: tried again next time */
+                k++;
+        }
+        for (; i < idx->n; i++)
+                free(idx->entries[i].text);
+        free(idx->entries);
+        idx->entries = next;
+        idx->n = k;
+        return (int) k;
+}
+
+_public_ int nsid_keyring_index_invalidate(nsid_keyring_index *idx, const char *type,
+                                           const char *description, unsigned *ret_failed) {
         unsigned failed = 0;
         int n = 0;
 
-        assert_return(ring > 0, -EINVAL);
+        assert_return(idx, -EINVAL);
         assert_return(type, -EINVAL);
         assert_return(description, -EINVAL);
-        /* the serials the keyring links (a multiple of 4 bytes asked, else EINVAL) */
-        long size = 4096;
-        for (;;) {
-                int32_t *l = realloc(list, (size_t) size);
-                if (!l) {
-                        free(list);
-                        return -ENOMEM;
-                }
-                list = l;
-                long m = syscall(SYS_keyctl, KEYCTL_READ, (long) ring, list, size, 0L);
-                if (m < 0) {
-                        int e = -errno;
-                        free(list);
-                        return e;
-                }
-                if (m <= size) {
-                        size = m;
-                        break;
-                }
-                size = (m + 3) & ~3L; /* grew meanwhile: again with what it needs */
-        }
+        int r = nsid_keyring_index_refresh(idx);
+        if (r < 0)
+                return r;
+        size_t tl = strlen(type), dl = strlen(description);
         /* the description holds names a container chose: escaped, and cut, for the log */
         char shown[4 * 128 + 1];
         escape_bytes(description, strnlen(description, 128), shown);
-        for (size_t i = 0; i < (size_t) size / sizeof(int32_t); i++) {
-                /* dead keys not yet collected are still listed: they fail to describe */
-                if (key_is(list[i], type, UINT32_MAX, description) != 1)
+        for (size_t i = 0; i < idx->n; i++) {
+                const index_entry *e = &idx->entries[i];
+                if (!e->text || e->type_len != tl || e->description_len != dl ||
+                    memcmp(e->text, type, tl) != 0 ||
+                    memcmp(e->text + tl + 1, description, dl) != 0)
                         continue;
-                if (syscall(SYS_keyctl, KEYCTL_INVALIDATE, (long) list[i], 0L, 0L, 0L) == 0) {
+                if (syscall(SYS_keyctl, KEYCTL_INVALIDATE, (long) e->serial, 0L, 0L, 0L) == 0) {
                         n++;
-                        log_debug("invalidated key %d (%s %s)", list[i], type, shown);
+                        log_debug("invalidated key %d (%s %s)", e->serial, type, shown);
                 } else {
                         failed++;
-                        log_debug("cannot invalidate key %d (%s %s): %s", list[i], type, shown,
-                                  strerror(errno));
+                        log_debug("cannot invalidate key %d (%s %s): %s", e->serial, type,
+                                  shown, strerror(errno));
                 }
         }
-        free(list);
         if (ret_failed)
                 *ret_failed = failed;
         return n;
+}
+
+_public_ int nsid_keyring_invalidate_keys_in(int32_t ring, const char *type,
+                                             const char *description, unsigned *ret_failed) {
+        nsid_keyring_index *idx = NULL;
+        assert_return(ring > 0, -EINVAL);
+        int r = nsid_keyring_index_new(ring, &idx);
+        if (r < 0)
+                return r;
+        r = nsid_keyring_index_invalidate(idx, type, description, ret_failed);
+        nsid_keyring_index_free(idx);
+        return r;
 }
 
 _public_ int nsid_keyring_invalidate_keys(const char *keyring, uint32_t keyring_uid,

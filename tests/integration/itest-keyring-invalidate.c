@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -46,6 +47,9 @@
 #include <syslog.h>
 
 #define TYPE "user"
+/* <keyutils.h>'s permission bits */
+#define KEY_POS_SEARCH 0x08000000
+#define KEY_USR_SEARCH 0x00080000
 #define DESC "uid:alice@example.test"
 
 static int32_t add_key(const char *type, const char *desc, const char *payload, int32_t ring) {
@@ -222,6 +226,67 @@ static void test_log_escapes_description(void **state) {
         assert_int_equal(strchr(logged, '\n') - logged, (long) strlen(logged) - 1);
 }
 
+/* The index nsid-idmapd keeps: each refresh describes only keys it has not seen, so a
+ * key's description is learnt once (shown here by a key that may no longer be described
+ * after the first refresh, and is still found); keys linked later are found, keys gone are
+ * dropped, near misses kept. Prints what one invalidation costs among 2,000 keys with and
+ * without it (a figure, not a bound). */
+static void test_index(void **state) {
+        char ring_name[64], d[64];
+        nsid_keyring_index *idx = NULL;
+        unsigned failed = 9;
+
+        (void) state;
+        assert_true(kctl(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0) > 0);
+        snprintf(ring_name, sizeof(ring_name), "nsid-itest-index-%d", (int) getpid());
+        int32_t ring = add_key("keyring", ring_name, NULL, KEY_SPEC_SESSION_KEYRING);
+        assert_true(ring > 0);
+        for (int i = 0; i < 2000; i++) {
+                snprintf(d, sizeof(d), "uid:filler%d@example.test", i);
+                assert_true(add_key(TYPE, d, "1", ring) > 0);
+        }
+        int32_t early = add_key(TYPE, DESC, "4001", ring);
+        int32_t near = add_key(TYPE, DESC "x", "4002", ring);
+        assert_true(early > 0 && near > 0);
+        assert_int_equal(nsid_keyring_index_new(ring, &idx), 0);
+        assert_int_equal(nsid_keyring_index_ring(idx), ring);
+        assert_int_equal(nsid_keyring_index_refresh(idx), 2002);
+        /* no longer viewable, only searchable: a describe now fails; the index knows it */
+        assert_int_equal(kctl(KEYCTL_SETPERM, early, KEY_POS_SEARCH | KEY_USR_SEARCH, 0, 0), 0);
+        char buf[256];
+        assert_true(kctl(KEYCTL_DESCRIBE, early, (long) buf, sizeof(buf), 0) < 0);
+        assert_int_equal(nsid_keyring_index_invalidate(idx, TYPE, DESC, &failed), 1);
+        assert_int_equal(failed, 0);
+        /* invalidated: not even found for invalidating again */
+        assert_true(kctl(KEYCTL_INVALIDATE, early, 0, 0, 0) < 0 && errno == ENOKEY);
+        assert_true(alive(near));
+        /* a key linked later is found; one unlinked is dropped from the index */
+        int32_t late = add_key(TYPE, DESC, "4003", ring);
+        assert_true(late > 0);
+        assert_int_equal(kctl(KEYCTL_UNLINK, near, ring, 0, 0), 0);
+        assert_int_equal(nsid_keyring_index_invalidate(idx, TYPE, DESC, NULL), 1);
+        assert_false(alive(late));
+        /* the fillers, and the two invalidated ones until the kernel collects them */
+        int left = nsid_keyring_index_refresh(idx);
+        assert_in_range(left, 2000, 2001);
+
+        /* what a pipe answer's invalidation costs among 2,000 keys, with and without */
+        struct timespec t0, t1, t2;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < 20; i++)
+                assert_int_equal(nsid_keyring_index_invalidate(idx, TYPE, DESC, NULL), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        for (int i = 0; i < 20; i++)
+                assert_int_equal(nsid_keyring_invalidate_keys_in(ring, TYPE, DESC, NULL), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t2);
+        double a = ((double) (t1.tv_sec - t0.tv_sec) * 1e9 + (double) (t1.tv_nsec - t0.tv_nsec)) / 20e3;
+        double b = ((double) (t2.tv_sec - t1.tv_sec) * 1e9 + (double) (t2.tv_nsec - t1.tv_nsec)) / 20e3;
+        printf("one invalidation among 2,000 keys: %.0f us with the index, %.0f us describing "
+               "every key\n", a, b);
+        nsid_keyring_index_free(idx);
+        assert_int_equal(kctl(KEYCTL_CLEAR, ring, 0, 0, 0), 0);
+}
+
 int main(void) {
         if (getuid() != 0)
                 skip_all("not root: the test chowns keys to another user (KEYCTL_CHOWN; run "
@@ -229,6 +294,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_forged_lines),
                 cmocka_unit_test(test_log_escapes_description),
+                cmocka_unit_test(test_index),
         };
         return run_test_group(tests, NULL, NULL);
 }
