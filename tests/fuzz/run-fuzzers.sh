@@ -42,6 +42,10 @@ run_one() {
   crash=$out/crashes/$t
   log=$out/$t.log
   rm -rf "$work"; mkdir -p "$work" "$crash"
+  # inputs an earlier run kept are set aside: this run's count is this run's findings
+  if [ -n "$(ls -A "$crash")" ]; then
+    mkdir -p "$out/crashes-earlier/$t" && mv "$crash"/* "$out/crashes-earlier/$t/"
+  fi
   # A copy of the seeds as the starting working corpus; the seed dir itself is read-only
   # input (libFuzzer writes new units only to the first directory).
   [ -d "$seed" ] && cp -pR "$seed"/. "$work"/
