@@ -57,8 +57,14 @@ check "libnsid.so.0 and its target belong to libnsid0" sh -c \
 check "nsid-uniquifier runs against the packaged libnsid.so.0" \
   sh -c "ldd $UNIQ | grep -E 'libnsid\.so\.0 => (/usr)?/lib/x86_64-linux-gnu/libnsid\.so\.0 '"
 check_eq "libnsid-dev: pkg-config libnsid --libs" "-lnsid" "$(pkg-config --libs libnsid 2>&1 | xargs)"
-wants=$(ls -d /etc/systemd/system/*.wants/nsid* 2>/dev/null)
-check_eq "no nsid unit enabled by the installation" "" "$wants"
+# (no systemd as PID 1 here: enabled by deb-systemd-helper's links, nothing started;
+# systemd-host runs them)
+wants=$(cd /etc/systemd/system && ls -d *.wants/nsid* 2>/dev/null | xargs)
+check_eq "the installation enables nsid-idmapd, the boot reconcile and its timer" \
+  "multi-user.target.wants/nsid-idmapd.service remote-fs.target.wants/nsid-uniquifier-reconcile.service timers.target.wants/nsid-uniquifier-reconcile.timer" \
+  "$wants"
+check "nfs-idmapd.service gets nsid's drop-in (rpc.idmapd skipped while nsid-idmapd is installed)" \
+  grep -qx 'ConditionPathExists=!/usr/sbin/nsid-idmapd' /lib/systemd/system/nfs-idmapd.service.d/nsid.conf
 check "nfs-common's id_resolver.conf diverted aside" \
   sh -c "dpkg-divert --list /etc/request-key.d/id_resolver.conf | grep -q 'by nsid' && test ! -e $RK/id_resolver.conf"
 rules=$(grep -lE '^create[[:space:]]+id_resolver[[:space:]]' $RK/*.conf 2>/dev/null | xargs)
@@ -142,10 +148,16 @@ done
 check_eq "after dpkg -r: programs, library, headers, hooks, rules, units gone" "" "$left"
 check_eq "after dpkg -r: nsid keeps only its configuration files (rc)" "deinstall ok config-files" \
   "$(dpkg-query -W -f='${Status}' nsid 2>&1)"
+check_eq "after dpkg -r: no request-key rule names a removed program (set aside as *.nsid-removed)" \
+  "" "$(grep -l nsid-idmap $RK/*.conf 2>/dev/null | xargs)"
+check "after dpkg -r: nfs-common's id_resolver.conf back" \
+  sh -c "grep -q nfsidmap $RK/id_resolver.conf && ! dpkg-divert --list | grep -q nsid"
 dpkg -P nsid libnsid-dev libnsid0 > $W/dpkg-p.log 2>&1; rc=$?
 check_eq "dpkg -P: exit 0" 0 "$rc" || sed 's/^/#   /' $W/dpkg-p.log | tail -20
 check "after dpkg -P: request-key rules and /var/lib/nsid gone" \
-  test ! -e $RK/nsid-idmap.conf -a ! -e $RK/nsid-dns.conf -a ! -e /var/lib/nsid
+  sh -c "! ls $RK | grep -q nsid && test ! -e /var/lib/nsid"
+check "after dpkg -P: the generated host secret kept in /var/backups/nsid" \
+  test -s /var/backups/nsid/host-secret -a -s /var/backups/nsid/host-secret.fingerprint
 check "after dpkg -P: nfs-common's id_resolver.conf back, diversion gone" \
   sh -c "test -f $RK/id_resolver.conf && ! dpkg-divert --list | grep -q nsid"
 check_eq "no nsid package known to dpkg" "" "$(dpkg-query -W -f='${Package} ' libnsid0 libnsid-dev nsid 2>/dev/null)"
