@@ -32,8 +32,13 @@ add_test(NAME deb-dkms-maintscripts
                  ${CMAKE_BINARY_DIR}/deb-dkms-maintscripts)
 set_tests_properties(deb-dkms-maintscripts PROPERTIES
   LABELS "package;nosan" TIMEOUT 300 FIXTURES_REQUIRED nsid-debs SKIP_RETURN_CODE 77)
+#  - vm-systemd-host-<kernel> (tests/vm/scenarios/systemd-host.sh): the packages installed
+#    with dpkg in a guest booted with systemd as PID 1 (units, udev rule, timer, remove,
+#    reinstall, purge); needs the fixture too.
 foreach(kernel 6.1 6.12)
-  if(TEST vm-deb-smoke-${kernel})
-    set_tests_properties(vm-deb-smoke-${kernel} PROPERTIES FIXTURES_REQUIRED nsid-debs)
-  endif()
+  foreach(scenario deb-smoke systemd-host)
+    if(TEST vm-${scenario}-${kernel})
+      set_tests_properties(vm-${scenario}-${kernel} PROPERTIES FIXTURES_REQUIRED nsid-debs)
+    endif()
+  endforeach()
 endforeach()

@@ -1,0 +1,203 @@
+#!/bin/bash
+# systemd-host: the packages on a host booted with systemd as PID 1 (issue #32), installed
+# with dpkg as an administrator would, nothing else done. The guest runs nfs-utils' own units
+# (nfs-server.service, nfs-idmapd.service with rpc.idmapd) before nsid is installed, as an NFS
+# server host does. labalice is 1500 on the server and the host, 4001 in container c1 (its
+# own passwd); labbob 1501 and 4002.
+#   - before: c1 sees the host's answer (1500), as nfs-utils gives it;
+#   - dpkg -i: nsid-idmapd enabled and running from its installed unit, rpc.idmapd stopped
+#     and nfs-idmapd.service skipped, the reconcile timer enabled and fired; c1 sees 4001, the
+#     host 1500; a chown in c1 reaches the server as the server's user;
+#   - `systemctl restart nfs-server`: the same nsid-idmapd keeps serving; both start orders
+#     (nfs-server alone, which pulls nsid-idmapd in; nsid-idmapd first) end the same way;
+#   - a container made after the install gets its identifier from the installed udev rule,
+#     through the real systemd-run;
+#   - dpkg -r: no request-key rule names a program that is gone, nfs-common's rule is back,
+#     rpc.idmapd serves knfsd again; dpkg -i again: all of nsid's back, the same host secret;
+#   - dpkg -i over itself (the upgrade path of the maintainer scripts): the daemon restarted,
+#     the same secret; dpkg -P keeps the secret in /var/backups/nsid, and a new install
+#     restores it: the same identity for the same container key.
+# What is not here: a real reboot (the guest's root is a tmpfs overlay that a reboot loses;
+# the two start orders stand in for it) and an upgrade from an older package build.
+# lab-test: 6.12
+# lab-init: systemd
+# lab-timeout: 1200
+# lab-cost: 150
+. "$LAB_LIB/lab.sh"
+. "$LAB_LIB/nfs.sh"
+. "$LAB_LIB/container.sh"
+. "$LAB_LIB/deb.sh"
+. "$LAB_LIB/demo-idmap.sh"
+W=/run/nsid-lab/systemd-host
+mkdir -p "$W"
+RK=/etc/request-key.d
+
+check_eq "systemd is PID 1" systemd "$(cat /proc/1/comm)" || bail "PID 1 is $(cat /proc/1/comm)"
+note "systemd $(systemctl --version | head -n1 | cut -d' ' -f2), state $(systemctl is-system-running 2>&1)"
+debs=$(deb_files "$LAB_BUILD/deb") || bail "no packages in $LAB_BUILD/deb (run: ctest --test-dir BUILD -R deb-build)"
+NSID_DEB=$(grep '/nsid_' <<<"$debs")
+# shellcheck disable=SC2086
+deb_guest_prune_db $debs -- libc-bin nfs-common keyutils init-system-helpers systemd udev ||
+  bail "could not limit dpkg's database"
+
+# A Docker-built image (this machine's) has /usr/sbin/policy-rc.d refusing every service
+# start and stop from maintainer scripts (exit 101); a host booted with systemd has none.
+if [ -e /usr/sbin/policy-rc.d ]; then
+  note "the host image's /usr/sbin/policy-rc.d removed in the guest (it refuses every service action)"
+  rm -f /usr/sbin/policy-rc.d
+fi
+
+active() { systemctl is-active "$1" 2>&1; }
+main_pid() { systemctl show -p MainPID --value "$1"; }
+rpcidmapd_running() { pgrep -x rpc.idmapd >/dev/null; }
+
+# ---- the server host before nsid: nfs-utils' units ---------------------------------------------
+demo_users_setup "$W" "labalice=1500 labbob=1501" "labalice=4001 labbob=4002" ||
+  bail "cannot write the users' files"
+nfs_modules on || bail "no NFS modules"
+lab_bridge_up || bail "no bridge"
+mkdir -p "$LAB_EXPORT" && mount -t tmpfs -o mode=0777 nsid-lab-export "$LAB_EXPORT"
+echo "$LAB_EXPORT $LAB_NET_PREFIX.0/24(rw,no_root_squash,fsid=0,no_subtree_check,insecure,sync)" > /etc/exports
+printf '[General]\nDomain = %s\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' "$LAB_DOMAIN" > /etc/idmapd.conf
+# 10 s lease and grace, set before knfsd starts (proc-fs-nfsd.mount is what the unit mounts)
+systemctl start proc-fs-nfsd.mount
+echo 10 > /proc/fs/nfsd/nfsv4leasetime; echo 10 > /proc/fs/nfsd/nfsv4gracetime
+check "systemctl start nfs-server" timeout 120 systemctl start nfs-server.service ||
+  { systemctl status nfs-server.service --no-pager 2>&1 | sed 's/^/#   /'; bail "no server"; }
+check_eq "nfs-idmapd.service active (rpc.idmapd, pulled in by nfs-server)" active "$(active nfs-idmapd.service)"
+check "rpc.idmapd runs" rpcidmapd_running
+
+new_file() { # uid: a new file on the export owned by uid; its name (called in $(...): the
+              # name cannot come from a counter of this shell)
+  local n="f${EPOCHREALTIME/./}"
+  echo x > "$LAB_EXPORT/$n" && chown "$1:$1" "$LAB_EXPORT/$n" && echo "$n"
+}
+c1_owner() { container_exec c1 timeout 20 stat -c %u "/mnt/nfs/$1" 2>&1; }
+c1_remount() { container_exec c1 umount -f /mnt/nfs 2>/dev/null; container_mount c1 vers=4.2,soft,timeo=50,retrans=3; }
+check "container c1 with its own passwd" \
+  container_create c1 --passwd "$W/passwd-1" --group "$W/group-1" || bail "no container"
+check "c1 mounts the export" c1_remount || bail "no mount"
+nfs_server_wait_grace
+f=$(new_file 1500)
+check_eq "before nsid: c1 sees labalice as the host's 1500 (nfs-utils answers every namespace alike)" \
+  1500 "$(c1_owner "$f")"
+
+# ---- install --------------------------------------------------------------------------------
+t0=$(lab_ms)
+# shellcheck disable=SC2086
+dpkg -i $debs > "$W/dpkg-i.log" 2>&1; rc=$?
+note "dpkg -i: exit $rc in $(( $(lab_ms) - t0 )) ms"
+grep '^nsid:' "$W/dpkg-i.log" | while read -r l; do note "dpkg -i said: $l"; done
+check_eq "dpkg -i: exit 0" 0 "$rc" || { sed 's/^/#   /' "$W/dpkg-i.log" | tail -20; bail "install failed"; }
+check_eq "nsid-idmapd.service active after the install, nothing else done" active "$(active nsid-idmapd.service)"
+check_eq "nsid-idmapd.service enabled" enabled "$(systemctl is-enabled nsid-idmapd.service 2>&1)"
+check_eq "the running daemon is the installed /usr/sbin/nsid-idmapd" /usr/sbin/nsid-idmapd \
+  "$(readlink "/proc/$(main_pid nsid-idmapd.service)/exe")"
+check "nfs-idmapd.service no longer active" sh -c "! systemctl is-active -q nfs-idmapd.service"
+check "rpc.idmapd stopped" sh -c "! pgrep -x rpc.idmapd"
+check_eq "the reconcile timer enabled and active" "enabled active" \
+  "$(systemctl is-enabled nsid-uniquifier-reconcile.timer) $(active nsid-uniquifier-reconcile.timer)"
+check_eq "the boot reconcile enabled" enabled "$(systemctl is-enabled nsid-uniquifier-reconcile.service 2>&1)"
+secret0=$(sha256sum < /var/lib/nsid/host-secret | cut -d' ' -f1)
+check "a host secret generated (/var/lib/nsid/host-secret)" test -n "$secret0" -a -s /var/lib/nsid/host-secret.fingerprint
+
+# namespace-local answers, knfsd's answers from nsid-idmapd
+serving() { # what: c1 sees 4001 for a new file of the server's 1500, the host 1500, and a
+            # chown to c1's labbob (4002) stores the server's 1501
+  local f o h
+  c1_remount || { echo "c1 cannot mount" >&2; return 1; }
+  f=$(new_file 1500)
+  o=$(c1_owner "$f")
+  h=$(timeout 20 stat -c %u "$HMNT/$f" 2>&1)
+  container_exec c1 timeout 20 chown 4002 "/mnt/nfs/$f" 2>&1
+  echo "c1=$o host=$h server-after-chown=$(stat -c %u "$LAB_EXPORT/$f")"
+}
+HMNT=/mnt/host-nfs
+mkdir -p $HMNT && timeout 30 mount -t nfs4 -o vers=4.2,soft,timeo=50,retrans=3 "$LAB_SERVER_IP:/" $HMNT
+WANT="c1=4001 host=1500 server-after-chown=1501"
+check_eq "after the install: c1 its own, the host its own, knfsd maps c1's chown" "$WANT" "$(serving)"
+
+# ---- nfs-server restarts and start orders -----------------------------------------------------
+pid=$(main_pid nsid-idmapd.service)
+check "systemctl restart nfs-server" timeout 120 systemctl restart nfs-server.service
+nfs_server_wait_grace
+check_eq "nsid-idmapd still active, the same process" "active $pid" \
+  "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
+check "rpc.idmapd not started by the restart" sh -c "! pgrep -x rpc.idmapd"
+check_eq "nfs-idmapd.service skipped by its condition" "no" \
+  "$(systemctl show -p ConditionResult --value nfs-idmapd.service)"
+check_eq "after the restart: the same answers" "$WANT" "$(serving)"
+journalctl -u nfs-idmapd.service --no-pager -o cat 2>/dev/null | tail -n 2 | while read -r l; do note "nfs-idmapd: $l"; done
+
+systemctl stop nfs-server.service nsid-idmapd.service
+check "both stopped; then systemctl start nfs-server alone" timeout 120 systemctl start nfs-server.service
+nfs_server_wait_grace
+check_eq "nsid-idmapd started with it (wanted through nfs-idmapd.service)" active "$(active nsid-idmapd.service)"
+check_eq "order nfs-server first: the same answers" "$WANT" "$(serving)"
+systemctl stop nfs-server.service nsid-idmapd.service
+check "both stopped; nsid-idmapd first, then nfs-server" \
+  sh -c "timeout 60 systemctl start nsid-idmapd.service && timeout 120 systemctl start nfs-server.service"
+nfs_server_wait_grace
+check "rpc.idmapd never started" sh -c "! pgrep -x rpc.idmapd"
+check_eq "order nsid-idmapd first: the same answers" "$WANT" "$(serving)"
+
+# ---- the timer and the udev rule, through real systemd -------------------------------------
+check "the reconcile timer fired and the reconcile succeeded" wait_for 120 sh -c \
+  "[ \"\$(systemctl show -p Result --value nsid-uniquifier-reconcile.service)\" = success ] &&
+   [ -n \"\$(systemctl show -p ExecMainExitTimestamp --value nsid-uniquifier-reconcile.service)\" ]"
+check "container c2 made after the install" container_create c2 || bail "no c2"
+c2_identified() { container_identifier c2 | grep -qx '[0-9a-f]\{32\}'; }
+check "c2's identifier set by the udev rule's transient unit (systemd-run)" wait_for 90 c2_identified
+transient() { journalctl --no-pager -o short-monotonic 2>/dev/null | grep -E 'run-[^ ]*\.service' | grep -m1 -i 'nsid-uniquifier'; }
+check "the journal shows nsid-uniquifier run as a transient unit" transient
+note "journal: $(transient)"
+
+# ---- remove, reinstall ------------------------------------------------------------------------
+ident0=$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')
+check "nsidctl identity for a fixed key" test -n "$ident0"
+dpkg -r nsid > "$W/dpkg-r.log" 2>&1; rc=$?
+grep '^nsid:' "$W/dpkg-r.log" | while read -r l; do note "dpkg -r said: $l"; done
+check_eq "dpkg -r nsid: exit 0" 0 "$rc" || sed 's/^/#   /' "$W/dpkg-r.log" | tail -20
+check_eq "no request-key rule names /usr/sbin/nsid-idmap any more" "" \
+  "$(grep -l nsid-idmap $RK/*.conf /etc/request-key.conf 2>/dev/null | xargs)"
+check "nfs-common's id_resolver.conf back (nfsidmap)" grep -q '^create.*id_resolver.*/usr/sbin/nfsidmap' $RK/id_resolver.conf
+check_eq "nsid-idmapd gone; rpc.idmapd serves knfsd again" "inactive active" \
+  "$(active nsid-idmapd.service) $(active nfs-idmapd.service)"
+check "rpc.idmapd runs" rpcidmapd_running
+# (the host's answers everywhere again: c1's chown of its 4002 is the host's 4002, unknown)
+check "after the removal: knfsd maps a host chown through rpc.idmapd" sh -c "
+  f=\$(echo x > $HMNT/removed && echo removed) && chown 1501 $HMNT/removed && [ \"\$(stat -c %u $LAB_EXPORT/removed)\" = 1501 ]"
+dpkg -i "$NSID_DEB" > "$W/dpkg-i2.log" 2>&1; rc=$?
+check_eq "dpkg -i nsid again: exit 0" 0 "$rc" || sed 's/^/#   /' "$W/dpkg-i2.log" | tail -20
+check "its request-key rules are back, and nfs-common's diverted" \
+  sh -c "grep -q nsid-idmap $RK/nsid-idmap.conf && grep -q 'nsid-idmap dns' $RK/nsid-dns.conf &&
+         test ! -e $RK/id_resolver.conf -a ! -e $RK/nsid-idmap.conf.nsid-removed"
+check_eq "nsid-idmapd active again, rpc.idmapd stopped" "active inactive" \
+  "$(active nsid-idmapd.service) $(active nfs-idmapd.service)"
+check_eq "the same host secret" "$secret0" "$(sha256sum < /var/lib/nsid/host-secret | cut -d' ' -f1)"
+check_eq "after the reinstall: the same answers" "$WANT" "$(serving)"
+
+# ---- upgrade path (the package over itself), purge, install again ------------------------------
+pid=$(main_pid nsid-idmapd.service)
+dpkg -i "$NSID_DEB" > "$W/dpkg-up.log" 2>&1; rc=$?
+check_eq "dpkg -i over the installed package: exit 0" 0 "$rc" || sed 's/^/#   /' "$W/dpkg-up.log" | tail -20
+check "nsid-idmapd restarted (a new process) and active" \
+  sh -c "[ \"\$(systemctl is-active nsid-idmapd.service)\" = active ] && [ \"\$(systemctl show -p MainPID --value nsid-idmapd.service)\" != $pid ]"
+check_eq "after the upgrade: the same answers" "$WANT" "$(serving)"
+container_exec c1 umount -f /mnt/nfs 2>/dev/null
+dpkg -P nsid > "$W/dpkg-p.log" 2>&1; rc=$?
+grep '^nsid:' "$W/dpkg-p.log" | while read -r l; do note "dpkg -P said: $l"; done
+check_eq "dpkg -P nsid: exit 0" 0 "$rc" || sed 's/^/#   /' "$W/dpkg-p.log" | tail -20
+check "after the purge: /var/lib/nsid gone, no nsid request-key file left" \
+  sh -c "test ! -e /var/lib/nsid && ! ls $RK | grep -q nsid"
+check_eq "the host secret kept in /var/backups/nsid" "$secret0" \
+  "$(sha256sum < /var/backups/nsid/host-secret 2>/dev/null | cut -d' ' -f1)"
+dpkg -i "$NSID_DEB" > "$W/dpkg-i3.log" 2>&1; rc=$?
+grep '^nsid:' "$W/dpkg-i3.log" | while read -r l; do note "dpkg -i said: $l"; done
+check_eq "dpkg -i after the purge: exit 0" 0 "$rc" || sed 's/^/#   /' "$W/dpkg-i3.log" | tail -20
+check_eq "the host secret restored" "$secret0" "$(sha256sum < /var/lib/nsid/host-secret | cut -d' ' -f1)"
+check_eq "the same identity for the same key" "$ident0" \
+  "$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')"
+check_eq "after purge and install: the same answers" "$WANT" "$(serving)"
+journalctl -u nsid-idmapd.service --no-pager -o cat > "$LAB_OUT/nsid-idmapd.journal" 2>&1
+lab_done
