@@ -155,16 +155,6 @@ static void read_one(int rootfd, const char *path, size_t max, char **data, size
         *err = nsid_file_read_in_root(rootfd, path, max, data, size, NULL);
 }
 
-/* Domain as libnfsidmap reads it: an unquoted value ends at '#' or ';', blanks trimmed. */
-static void domain_value(char *v) {
-        if (v[0] == '"' || v[0] == '\'')
-                return;
-        v[strcspn(v, "#;")] = '\0';
-        size_t n = strlen(v);
-        while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r'))
-                v[--n] = '\0';
-}
-
 /* One canonical line per entry of the parsed database, in the order the userdb keeps. */
 typedef struct emit_state {
         FILE *f;
@@ -204,8 +194,9 @@ static int load_worker(int fd, void *userdata) {
                 goto out;
         }
 
-        if (cerr >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0)
-                domain_value(domain);
+        /* (as libnfsidmap reads it: nsid_conf_get() takes values as nfs-utils does) */
+        if (cerr >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) < 0)
+                domain = NULL; /* none: the host's */
         if (domain && *domain && nsid_dns_name_valid(domain, strlen(domain)) &&
             strlen(domain) < sizeof(((dm_context *) 0)->domain))
                 fprintf(out, "domain %s\n", domain);

@@ -314,6 +314,11 @@ int main(int argc, char **argv) {
         if (arg.platform_id && !*arg.platform_id)
                 arg.platform_id = NULL;
         out_log_setup();
+        /* a file named on purpose must be there: its absence is not "defaults apply" */
+        if (arg.config_path && access(arg.config_path, F_OK) < 0) {
+                errorf("--config %s: %s", arg.config_path, strerror(errno));
+                return EXIT_FAIL;
+        }
 
         if (optind >= argc) {
                 errorf("missing command; try '%s --help'", program);

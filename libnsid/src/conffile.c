@@ -134,6 +134,31 @@ static char *section_dup(const char *s) {
 
 /* ---- nsid_conf_get(): one lookup in any INI text ---- */
 
+/* A value as nfs-utils' configuration reader takes it (libnfsidmap, nfsconf; checked with
+ * `nfsidmap -d`): one that starts with a quote (" or ') ends at the same quote, and what
+ * follows is ignored ("a#b" # c -> a#b); no closing quote is an error (-EINVAL: the line is
+ * ignored). Any other value ends at the first '#' or ';', trailing blanks trimmed
+ * (example.org  # our domain -> example.org). inih has trimmed the blanks around it. */
+static int value_nfs(const char *raw, char **ret) {
+        size_t len;
+
+        while (*raw && strchr(BLANKS, *raw))
+                raw++;
+        if (raw[0] == '"' || raw[0] == '\'') {
+                const char *close = strchr(raw + 1, raw[0]);
+                if (!close)
+                        return -EINVAL;
+                raw++;
+                len = (size_t) (close - raw);
+        } else {
+                len = strcspn(raw, "#;");
+                while (len > 0 && strchr(BLANKS, raw[len - 1]))
+                        len--;
+        }
+        *ret = strndup(raw, len);
+        return *ret ? 0 : -ENOMEM;
+}
+
 typedef struct lookup {
         feed f;
         const char *section, *key;
@@ -147,9 +172,12 @@ static int lookup_handler(void *userdata, const char *section, const char *name,
 
         if (!section_eq(section, k->section) || strcasecmp(name, k->key) != 0)
                 return 1;
-        char *v = strdup(value);
-        if (!v) {
-                k->error = -ENOMEM;
+        char *v = NULL;
+        int r = value_nfs(value, &v);
+        if (r == -EINVAL)
+                return 1; /* unmatched quote: the line is ignored, as nfs-utils does */
+        if (r < 0) {
+                k->error = r;
                 return 1;
         }
         free(k->found);
@@ -470,9 +498,13 @@ static int conf_handler(void *userdata, const char *section, const char *name,
                 return 1;
         e = &c->entries[c->n_entries];
         *e = (entry) { .line = line, .key = ki };
+        if (value_nfs(value, &e->value) == -EINVAL) {
+                add_diag(c, LOG_WARNING, line, "\"%s\": unmatched quote; ignored", name);
+                return 1;
+        }
         e->section = section_dup(section);
         e->name = strdup(name);
-        e->value = strdup(value);
+        value = e->value;
         if (!e->section || !e->name || !e->value) {
                 free(e->section);
                 free(e->name);

@@ -105,7 +105,8 @@ cp "$(command -v sleep)" "$T/rpc.idmapd"
 "$T/rpc.idmapd" 100000 </dev/null >/dev/null 2>&1 &
 RPID=$!
 PIDS+=("$RPID")
-"$C" --json --socket="$S" --config="$T/absent.conf" doctor >"$T/out"; r=$?
+: >"$T/empty.conf"; chmod 644 "$T/empty.conf"
+"$C" --json --socket="$S" --config="$T/empty.conf" doctor >"$T/out"; r=$?
 check "doctor: rpc.idmapd and nsid-idmapd both serving the host: error naming both, exit 4" \
     bash -c "[ $r = 4 ] && py \"any(f['check'] == 'idmapd' and f['severity'] == 'error' and '$RPID' in f['message'] and '$DPID' in f['message'] and 'host-pipes' in f['fix'] for f in j['findings'])\""
 "$C" --json --socket="$S" --config="$T/nsid.conf" doctor >"$T/out"

@@ -93,9 +93,21 @@ check "--version" bash -c "'$C' --version | grep -Eq '^nsidctl [0-9]+\.[0-9]+'"
 "$C" --color=sometimes status >/dev/null 2>&1; check "bad --color: exit 2" [ $? = 2 ]
 
 # ---- config ----
-"$C" --config="$T/absent.conf" config >"$T/out"; r=$?
-check "config: a missing file is all defaults, exit 0" \
-    bash -c "[ $r = 0 ] && grep -q '^cache-ttl = 600' '$T/out' && grep -q 'absent' '$T/out'"
+"$C" --config="$T/absent.conf" config >"$T/out" 2>"$T/err"; r=$?
+check "config: an explicit --config that is missing is an error (exit 1), not defaults" \
+    bash -c "[ $r = 1 ] && grep -q -- '--config $T/absent.conf: No such file or directory' '$T/err' && [ ! -s '$T/out' ]"
+: >"$T/empty.conf"; chmod 644 "$T/empty.conf"
+"$C" --config="$T/empty.conf" config >"$T/out"; r=$?
+check "config: an empty file is all defaults, exit 0" \
+    bash -c "[ $r = 0 ] && grep -q '^cache-ttl = 600  # default' '$T/out'"
+# what config prints reads back as it is (issue #32: 13 errors, '\"600  # default\" is not a
+# whole number'): no error, every value the same, now from that file
+"$C" --config="$T/empty.conf" config >"$T/printed.conf"; chmod 644 "$T/printed.conf"
+"$C" --config="$T/printed.conf" config >"$T/out" 2>"$T/err"; r=$?
+check "config: its own output fed back with --config: exit 0, nothing on stderr, same values" \
+    bash -c "[ $r = 0 ] && [ ! -s '$T/err' ] &&
+      diff <(grep -v '^#' '$T/printed.conf' | sed 's/  #.*//') <(grep -v '^#' '$T/out' | sed 's/  #.*//') &&
+      grep -q '^cache-ttl = 600  # $T/printed.conf:' '$T/out'"
 cat >"$T/nsid.conf" <<'EOF'
 # test
 [idmapd]

@@ -266,11 +266,56 @@ static void test_get_compat(void **state) {
         assert_string_equal(v, "A.TEST");
         free(v);
         assert_int_equal(nsid_conf_get(t, strlen(t), "General", "Pipefs-Directory", &v), 0);
-        assert_string_equal(v, "/run/x ; not a comment");
+        assert_string_equal(v, "/run/x"); /* ';' starts a comment for nfs-utils too */
         free(v);
         assert_int_equal(nsid_conf_get(t, strlen(t), "Mapping", "Nobody-User", &v), 0);
         assert_string_equal(v, "nobody");
         free(v);
+}
+
+/* Values as nfs-utils reads them. Each expectation is what `nfsidmap -d` printed on Debian 12
+ * (nfs-utils 2.6.2) for that Domain line in /etc/idmapd.conf (issue #32: nsidctl took the
+ * comment of "Domain = example.org  # our domain" as part of the domain). */
+static void test_values_as_nfs_utils(void **state) {
+        static const struct {
+                const char *line, *want; /* NULL: the line is ignored (config error) */
+        } cases[] = {
+                { "Domain = example.org  # our domain", "example.org" },
+                { "Domain = example.org;x", "example.org" },
+                { "Domain = a.org#c", "a.org" },
+                { "Domain = x.org ; # y", "x.org" },
+                { "Domain = tab.org\t", "tab.org" },
+                { "Domain = \"quo#ted.org\" # c", "quo#ted.org" },
+                { "Domain = 'sq.org' ; c", "sq.org" },
+                { "Domain = \"a.org\" trailing", "a.org" },
+                { "Domain =   \"sp ace.org\"", "sp ace.org" },
+                { "Domain = \"\" # empty", "" },
+                { "Domain = \"unclosed.org # c", NULL },
+        };
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char t[256], *v = NULL;
+                snprintf(t, sizeof(t), "[General]\n%s\n", cases[i].line);
+                int r = nsid_conf_get(t, strlen(t), "General", "Domain", &v);
+                printf("%-40s -> %s\n", cases[i].line, r == 0 ? v : "(ignored)");
+                if (cases[i].want) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(v, cases[i].want);
+                } else {
+                        assert_int_equal(r, -ENOENT);
+                }
+                free(v);
+        }
+        /* nsid.conf likewise: what `nsidctl config` prints ("600  # default") reads back */
+        const char *conf = "[idmapd]\ncache-ttl = 600  # default\nisolate-keys = yes ; ok\n"
+                           "state-dir = \"/var/lib/ns#id\"\n";
+        nsid_conf *c = NULL;
+        assert_int_equal(nsid_conf_parse(conf, strlen(conf), "test", &c), 0);
+        assert_int_equal(nsid_conf_get_n_errors(c), 0);
+        assert_string_equal(nsid_conf_get_value(c, "idmapd", "cache-ttl"), "600");
+        assert_string_equal(nsid_conf_get_value(c, "idmapd", "isolate-keys"), "yes");
+        assert_string_equal(nsid_conf_get_value(c, "idmapd", "state-dir"), "/var/lib/ns#id");
+        nsid_conf_unref(c);
 }
 
 static void write_file(const char *path, const char *text, mode_t mode) {
@@ -384,6 +429,7 @@ int main(void) {
                 cmocka_unit_test(test_strict),     cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_get_compat), cmocka_unit_test(test_load),
                 cmocka_unit_test(test_load_owner), cmocka_unit_test(test_refcount),
+                cmocka_unit_test(test_values_as_nfs_utils),
         };
         return run_test_group(tests, NULL, NULL);
 }

@@ -17,7 +17,11 @@ extern "C" {
  * parsed with libinih: "[Section]" headers, "key = value" lines ("key: value" is accepted
  * too), comment lines starting with '#' or ';'. Section and key names compare
  * case-insensitively (like libnfsidmap's conffile); blanks around names and values are
- * removed, and leading blanks never continue the previous line. Lines over
+ * removed, and leading blanks never continue the previous line. Values are taken as
+ * nfs-utils takes them (libnfsidmap, nfsconf): a value that starts with a quote (" or ')
+ * ends at the same quote, what follows ignored, and one without its closing quote is an
+ * error (the line is ignored); any other value ends at the first '#' or ';' (a comment),
+ * trailing blanks trimmed: "Domain = example.org  # ours" is example.org. Lines over
  * NSID_CONF_LINE_MAX bytes or containing a NUL byte are ignored (and reported by
  * nsid_conf_parse()); a "[" line without "]" ends the current section (what follows, up to
  * the next header, is in no section). The LAST assignment of a key in a section wins. The text may be hostile
