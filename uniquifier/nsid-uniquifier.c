@@ -268,6 +268,7 @@ typedef struct set_result {
         char previous[NSID_NFS_IDENTIFIER_MAX + 2];
         nsid_key_source source;
         unsigned id_flags;
+        bool recorded; /* the registry holds this binding now (not: no registry, dry run) */
         int error;
         int mid_error; /* reading the container's /etc/machine-id failed: -ETIMEDOUT... */
         char why[256];
@@ -373,6 +374,10 @@ static void set_finish(ctx *c, set_job *job, set_result *res) {
                 snprintf(res->previous, sizeof(res->previous), "%s", job->prev);
         job->prev = mfree(job->prev);
         res->error = r < 0 ? r : 0;
+        /* only what was written says "recorded": not with the registry unusable (it was not
+         * passed at all), nor under --dry-run (read-only: looked up, never written) */
+        res->recorded = c->reg && !(job->flags & SET_DRY_RUN) && res->identity[0] &&
+                        !(res->id_flags & NSID_IDENTITY_UNRECORDED);
         if (r == 1)
                 res->state = job->has_nfs > 0 ? ST_TOO_LATE : ST_SET_NOW;
         else if (r == 0)
@@ -384,9 +389,7 @@ static void set_finish(ctx *c, set_job *job, set_result *res) {
                 res->state = ST_NOT_LOADED;
                 snprintf(res->why, sizeof(res->why),
                          "no NFS client sysfs in this netns (nfs module not loaded)%s",
-                         (res->id_flags & NSID_IDENTITY_UNRECORDED)
-                                 ? ""
-                                 : "; identity recorded, a later reconcile sets it");
+                         res->recorded ? "; identity recorded, a later reconcile sets it" : "");
         } else if (r == -EEXIST) {
                 res->state = ST_REFUSED;
                 snprintf(res->why, sizeof(res->why),
@@ -395,12 +398,14 @@ static void set_finish(ctx *c, set_job *job, set_result *res) {
                 /* do not leave a binding that claims what the kernel does not have */
                 if (c->reg)
                         (void) nsid_identity_forget(job->id, c->reg);
+                res->recorded = false;
         } else {
                 res->state = ST_FAILED;
                 snprintf(res->why, sizeof(res->why), "cannot set the identifier: %s",
                          strerror(-r));
                 if (c->reg)
                         (void) nsid_identity_forget(job->id, c->reg);
+                res->recorded = false;
         }
         job->id = nsid_identity_unref(job->id);
 }
@@ -432,9 +437,7 @@ static json_object *result_json(const nsid_ns_id *nsid, pid_t pid, const set_res
                                        : NULL);
         json_object_object_add(o, "state", json_object_new_string(state_words[res->state]));
         json_object_object_add(o, "previous", json_object_new_string(res->previous));
-        json_object_object_add(o, "recorded",
-                               json_object_new_boolean(!(res->id_flags & NSID_IDENTITY_UNRECORDED) &&
-                                                       res->identity[0]));
+        json_object_object_add(o, "recorded", json_object_new_boolean(res->recorded));
         if (res->why[0])
                 json_object_object_add(o, "why", json_object_new_string(res->why));
         return o;

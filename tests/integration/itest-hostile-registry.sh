@@ -140,6 +140,14 @@ if [ "$rc" = 0 ] && [ "${out%% *}" = "$want" ] && [ "$(fake_of "$h")" = "$want" 
 else
     not_ok "read-only state dir: rc=$rc out='$out' want=$want file=$(fake_of "$h") err=$(cat "$T/err")"
 fi
+# what --json says was recorded is what was (issue #32): nothing with the registry
+# unusable, nothing under --dry-run
+jro=$(unshare -m --propagation private sh -c '
+        mkdir -p "$1" && mount -t tmpfs -o ro,size=1m nsid-state "$1" || exit 97
+        exec "$2" --json set --pid "$3" --container-id ro-test' _ "$T/rostate" "$U" "$h" 2>/dev/null)
+check "read-only state dir: --json says \"recorded\": false" grep -q '"recorded":false' <<<"$jro"
+jdry=$(NSID_STATE_DIR=$T/ok-state "$U" --json set --dry-run --pid "$h" --container-id dry-test 2>/dev/null)
+check "--dry-run: --json says \"recorded\": false" grep -q '"recorded":false' <<<"$jdry"
 h2=$(hold)
 want2=$(NSID_STATE_DIR=$T/ok-state "$U" -q set --dry-run --pid "$h2" --container-id full-test 2>/dev/null | cut -d' ' -f1)
 # a 64 KiB tmpfs filled up before the run
