@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <nsid/conffile.h>
 #include <nsid/fdio.h>
 #include <nsid/identity.h>
 #include <nsid/idmap.h>
@@ -61,6 +62,7 @@ static void *mfree(void *p) {
 static struct {
         const char *state_dir;
         const char *registry_path;
+        const char *config_path; /* --config: nsid.conf (default /etc/nsid.conf) */
         const char *machine_id;
         const char *app;
         bool json;
@@ -173,6 +175,38 @@ static int parse_timeout_arg(const char *s, int *ret) {
 }
 
 static char registry_default[4096];
+
+/* The state directory of nsid.conf's "[idmapd] state-dir", as nsid-idmapd and nsidctl read
+ * it (one registry for the three), unless --state-dir or NSID_STATE_DIR named one. A file
+ * named with --config must exist; the default one may be absent (every key its default). A
+ * file refused (not root's, writable by others) is reported and the default used: a hook
+ * must still give the container its identity. */
+static char config_state_dir_buf[4096];
+static int config_state_dir(void) {
+        nsid_conf *conf = NULL;
+        int r;
+
+        if (arg.config_path && access(arg.config_path, F_OK) < 0) {
+                errorf("--config %s: %s", arg.config_path, strerror(errno));
+                return -errno;
+        }
+        if (arg.state_dir)
+                return 0;
+        r = nsid_conf_load(arg.config_path, &conf);
+        if (r < 0) {
+                errorf("%s cannot be used (%s); state directory %s",
+                       arg.config_path ? arg.config_path : NSID_SYSCONF_FILE, strerror(-r),
+                       NSID_STATE_DIR);
+                return 0;
+        }
+        const char *v = nsid_conf_get_value(conf, "idmapd", "state-dir");
+        if (v && strcmp(v, NSID_STATE_DIR) != 0) {
+                snprintf(config_state_dir_buf, sizeof(config_state_dir_buf), "%s", v);
+                arg.state_dir = config_state_dir_buf;
+        }
+        nsid_conf_unref(conf);
+        return 0;
+}
 
 static const char *registry_path(void) {
         if (arg.registry_path)
@@ -499,7 +533,10 @@ static void help(void) {
                "\n"
                "Options:\n"
                "  --app APP          identity app id (default nfs4)\n"
-               "  --state-dir DIR    state directory (default %s; env NSID_STATE_DIR)\n"
+               "  --config PATH      nsid.conf, for its [idmapd] state-dir (default "
+               "/etc/nsid.conf)\n"
+               "  --state-dir DIR    state directory (default: nsid.conf's state-dir, else %s;\n"
+               "                     env NSID_STATE_DIR)\n"
                "  --registry PATH    registry database (default STATE_DIR/%s; env "
                "NSID_REGISTRY)\n"
                "  --machine-id PATH  host machine-id file (default /etc/machine-id; env "
@@ -1366,6 +1403,7 @@ int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "app", required_argument, NULL, 'a' },
                 { "state-dir", required_argument, NULL, 's' },
+                { "config", required_argument, NULL, 'c' },
                 { "registry", required_argument, NULL, 'r' },
                 { "machine-id", required_argument, NULL, 'm' },
                 { "timeout", required_argument, NULL, 't' },
@@ -1396,6 +1434,9 @@ int main(int argc, char **argv) {
                         break;
                 case 's':
                         arg.state_dir = optarg;
+                        break;
+                case 'c':
+                        arg.config_path = optarg;
                         break;
                 case 'r':
                         arg.registry_path = optarg;
@@ -1438,6 +1479,8 @@ int main(int argc, char **argv) {
 
         nsid_log_set_handler(log_handler, NULL);
         nsid_log_set_max_priority(arg.verbose ? LOG_DEBUG : LOG_WARNING);
+        if (config_state_dir() < 0)
+                return EXIT_FAIL;
 
         if (optind >= argc) {
                 errorf("missing command; try '%s --help'", program);

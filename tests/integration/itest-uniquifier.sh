@@ -406,5 +406,25 @@ check "check after the race: exit 0" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || sed 's/^/# /' "$T/err"
 unhold "${rp[@]}"
 
+# nsid.conf's state-dir (issue #32): nsid-uniquifier used to ignore it, so it and
+# nsidctl/nsid-idmapd could keep two registries. Without --state-dir and NSID_STATE_DIR the
+# file's value is used; either of those still wins; a --config that is missing is an error.
+cs=$(hold)
+printf '[idmapd]\nstate-dir = %s  # from nsid.conf\n' "$T/conf-state" > "$T/nsid.conf"
+chmod 644 "$T/nsid.conf"
+(unset NSID_STATE_DIR; "$U" -q --config "$T/nsid.conf" set --pid "$cs" --key conf-key >/dev/null 2>&1)
+check "no --state-dir, no NSID_STATE_DIR: the registry is nsid.conf's state-dir" \
+    [ "$(sqlite3 "$T/conf-state/registry.db" "SELECT count(*) FROM bindings WHERE key = 'conf-key'" 2>/dev/null)" = 1 ]
+check "nsidctl status reads the same registry through the same file" \
+    bash -c "(unset NSID_STATE_DIR; '$C' --json --config '$T/nsid.conf' status) | grep -q '\"path\": \"$T/conf-state/registry.db\"'"
+cs2=$(hold)
+"$U" -q --config "$T/nsid.conf" set --pid "$cs2" --key conf-key2 >/dev/null 2>&1
+check "NSID_STATE_DIR still wins over the file" \
+    [ "$(sqlite3 "$DB" "SELECT count(*) FROM bindings WHERE key = 'conf-key2'")" = 1 ]
+"$U" --config "$T/no-such.conf" list >/dev/null 2>"$T/err"; rc=$?
+check "--config naming a missing file: exit 1, says so" \
+    bash -c "[ $rc = 1 ] && grep -q -- '--config $T/no-such.conf: No such file or directory' '$T/err'"
+unhold "$cs" "$cs2"
+
 echo "1..$n"
 [ "$failures" = 0 ]
