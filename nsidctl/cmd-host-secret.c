@@ -59,11 +59,56 @@ static int show(void) {
         return EXIT_OK;
 }
 
+/* --if-shared: whether to make a new secret now. 1 yes (the machine-id or an old state file:
+ * every clone of this host has it); 0 nothing to do (a generated secret made on this
+ * platform); -1 cannot tell (a generated secret whose platform changed: a clone, or this
+ * host moved), said with both fixes. */
+static int shared_secret(void) {
+        nsid_host_secret_status st;
+        int r = nsid_host_secret_inspect(arg.machine_id, ctx_state_dir(), arg.platform_id, &st);
+        if (r < 0) {
+                errorf("cannot inspect the host secret in %s: %s", ctx_state_dir(), strerror(-r));
+                return -2;
+        }
+        if (st.source != NSID_HOST_SECRET_GENERATED)
+                return 1;
+        if (st.platform_id_changed || st.machine_id_changed) {
+                warnf("the generated host secret in %s was made on another platform (%s "
+                      "changed): a clone of this host, or this host moved; nothing done. A "
+                      "clone: 'nsidctl host-secret new --yes'; the same host: 'nsidctl "
+                      "host-secret accept --yes'",
+                      ctx_state_dir(), st.platform_id_changed ? "product UUID" : "machine-id");
+                return -1;
+        }
+        return 0;
+}
+
 static int do_new(void) {
         nsid_host_secret_source prev;
         int r;
 
-        if (!arg.yes) {
+        if (arg.if_shared) {
+                /* configuration management runs this on every host, every time */
+                int s = shared_secret();
+                if (s == -2)
+                        return EXIT_FAIL;
+                if (s < 0)
+                        return EXIT_WARNINGS;
+                if (s == 0) {
+                        if (arg.json) {
+                                json_object *o = json_object_new_object();
+                                json_object_object_add(o, "source",
+                                                       json_object_new_string("generated"));
+                                json_object_object_add(o, "changed",
+                                                       json_object_new_boolean(false));
+                                print_json(o);
+                                json_object_put(o);
+                        } else if (!arg.quiet)
+                                printf("the host secret is this host's own (generated here): "
+                                       "nothing done\n");
+                        return EXIT_OK;
+                }
+        } else if (!arg.yes) {
                 errorf("'host-secret new' changes the identity of every container on this host "
                        "(their NFS mounts must be remounted to use it); add --yes to do it");
                 return EXIT_USAGE;
@@ -84,9 +129,10 @@ static int do_new(void) {
                 json_object_object_add(o, "source", json_object_new_string("generated"));
                 json_object_object_add(o, "replaced", json_object_new_string(
                                                nsid_host_secret_source_to_string(prev)));
+                json_object_object_add(o, "changed", json_object_new_boolean(true));
                 print_json(o);
                 json_object_put(o);
-        } else
+        } else if (!arg.quiet)
                 printf("new host secret generated in %s (it replaces the %s secret; logged in "
                        "%s/%s)\nidentities derived from now on differ from before: run "
                        "nsid-uniquifier again for each container (or restart them) and remount "
@@ -114,7 +160,7 @@ static int do_accept(void) {
         syslog(LOG_NOTICE, "host secret: this platform recorded for the generated secret in %s%s%s",
                ctx_state_dir(), arg.reason ? "; reason: " : "", arg.reason ? arg.reason : "");
         closelog();
-        if (!arg.json)
+        if (!arg.json && !arg.quiet)
                 printf("this platform is now the host secret's (the secret and every identity "
                        "stay)\n");
         return EXIT_OK;

@@ -200,13 +200,15 @@ int cmd_status(void) {
                 return EXIT_OK;
         }
 
-        print_header(&s);
-        printf("%s%-11s %-7s %-6s %-20s %-16s %-32s %-12s %-3s %-20s", col(C_BOLD), "NETNS",
-               "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE", "NFS",
-               "IDMAP-DOMAIN");
-        if (s.daemon)
-                printf(" %-20s %8s %8s %6s", "NAMES", "REQ", "HITS", "FAIL");
-        printf("%s\n", col(C_RESET));
+        if (!arg.no_legend) {
+                print_header(&s);
+                printf("%s%-11s %-7s %-6s %-20s %-16s %-32s %-12s %-3s %-20s", col(C_BOLD),
+                       "NETNS", "PID", "ENGINE", "CONTAINER", "HOSTNAME", "IDENTIFIER", "SOURCE",
+                       "NFS", "IDMAP-DOMAIN");
+                if (s.daemon)
+                        printf(" %-20s %8s %8s %6s", "NAMES", "REQ", "HITS", "FAIL");
+                printf("%s\n", col(C_RESET));
+        }
         for (size_t i = 0; i < s.n; i++) {
                 const ns_facts *f = &s.f[i];
                 const char *st = ident_state(f);

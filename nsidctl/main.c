@@ -30,14 +30,48 @@ static const struct command {
         const char *name;
         int (*run)(void);
         const char *summary;
+        const char *usage; /* its own options and exit status, for `nsidctl CMD --help` */
 } commands[] = {
-        { "status", cmd_status, "every network namespace: container, identifier, NFS, idmap" },
-        { "doctor", cmd_doctor, "find the problems that break NFS in containers, and their fixes" },
-        { "identity", cmd_identity, "the identity nsid-uniquifier would give, without setting it" },
-        { "config", cmd_config, "every key of nsid.conf: default, value in effect, where from" },
+        { "status", cmd_status, "every network namespace: container, identifier, NFS, idmap",
+          "Options: the common ones (nsidctl --help); --json for one object.\n"
+          "Exit status: 0, or 1 when the namespaces cannot be listed.\n" },
+        { "doctor", cmd_doctor, "find the problems that break NFS in containers, and their fixes",
+          "Options:\n"
+          "      --server-domain=DOMAIN  the NFS server's idmap domain, to compare\n"
+          "      --request-key-conf=PATH --request-key-dir=DIR  request-key files to read\n"
+          "      --server                on the NFS server: its clients' owner strings\n"
+          "      --window=SECONDS        read /proc/fs/nfsd/clients over that long (0..3600)\n"
+          "      --nfsd-clients=DIR      a copy of /proc/fs/nfsd/clients to read instead\n"
+          "Exit status: 0 nothing found, 3 warnings, 4 problems, 1 failure.\n" },
+        { "identity", cmd_identity, "the identity nsid-uniquifier would give, without setting it",
+          "Options:\n"
+          "      --pid=PID | --netns=PATH           the network namespace (default: this one)\n"
+          "      --key=KEY | --container-id=ID      the container key (default: found)\n"
+          "      --app=APP                          the application id (default nfs4)\n"
+          "Exit status: 0, 1 failure, 2 usage.\n" },
+        { "config", cmd_config, "every key of nsid.conf: default, value in effect, where from",
+          "Options: --config=PATH (default /etc/nsid.conf; named on purpose, it must exist).\n"
+          "Its output is a valid nsid.conf.\n"
+          "Exit status: 0 clean, 3 warnings, 4 errors (values refused), 1 unreadable.\n" },
         { "host-secret", cmd_host_secret,
-          "the secret identities derive from: show, new (clones), accept (moved)" },
+          "the secret identities derive from: show, new (clones), accept (moved)",
+          "Actions: show (default), new, accept.\n"
+          "Options:\n"
+          "      --yes               new, accept: really do it (every identity changes on new)\n"
+          "      --if-shared         new: only when the secret is one clones share (the\n"
+          "                          machine-id, or a generated one made on another platform);\n"
+          "                          otherwise nothing, exit 0: safe to run on every host\n"
+          "      --reason=TEXT       logged with the change\n"
+          "      --platform-id=PATH  the platform identity file (test seam)\n"
+          "Exit status: 0, 1 failure, 2 usage, 3 warnings (show).\n" },
 };
+
+static void command_names(char *buf, size_t size) {
+        buf[0] = '\0';
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "",
+                         commands[i].name);
+}
 
 static void help(void) {
         printf("Usage: %s [OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n", program);
@@ -55,6 +89,8 @@ static void help(void) {
                "      --machine-id=PATH  host machine-id (env NSID_MACHINE_ID_FILE)\n"
                "      --socket=PATH      nsid-idmapd's control socket\n"
                "      --timeout=MS       per-namespace and daemon timeout (default 5000)\n"
+               "      --no-legend        tables without their header lines (status)\n"
+               "  -q, --quiet            no informational messages; errors and warnings only\n"
                "  -v, --verbose          debug messages\n"
                "  -h, --help             this help\n"
                "      --version          print the version\n"
@@ -64,7 +100,7 @@ static void help(void) {
                "doctor:    [--server-domain=DOMAIN] [--request-key-conf=PATH] "
                "[--request-key-dir=DIR]\n"
                "           [--server] [--window=SECONDS] [--nfsd-clients=DIR]\n"
-               "host-secret [show|new|accept]  [--yes] [--reason=TEXT] "
+               "host-secret [show|new|accept]  [--yes] [--if-shared] [--reason=TEXT] "
                "[--platform-id=PATH]\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage, 3 warnings found, 4 problems found\n"
@@ -120,6 +156,8 @@ enum {
         OPT_NFSD_CLIENTS,
         OPT_PLATFORM_ID,
         OPT_YES,
+        OPT_IF_SHARED,
+        OPT_NO_LEGEND,
         OPT_REASON,
 };
 
@@ -141,6 +179,7 @@ static const struct {
         { OPT_WINDOW, "--window", "doctor" },
         { OPT_NFSD_CLIENTS, "--nfsd-clients", "doctor" },
         { OPT_YES, "--yes", "host-secret" },
+        { OPT_IF_SHARED, "--if-shared", "host-secret" },
         { OPT_REASON, "--reason", "host-secret" },
 };
 
@@ -168,8 +207,11 @@ int main(int argc, char **argv) {
                 { "nfsd-clients", required_argument, NULL, OPT_NFSD_CLIENTS },
                 { "platform-id", required_argument, NULL, OPT_PLATFORM_ID },
                 { "yes", no_argument, NULL, OPT_YES },
+                { "if-shared", no_argument, NULL, OPT_IF_SHARED },
                 { "reason", required_argument, NULL, OPT_REASON },
                 { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {},
@@ -186,7 +228,7 @@ int main(int argc, char **argv) {
         arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");
         arg.platform_id = secure_getenv("NSID_PLATFORM_ID_FILE");
 
-        while ((o = getopt_long(argc, argv, "vh", opts, NULL)) >= 0) {
+        while ((o = getopt_long(argc, argv, "vqh", opts, NULL)) >= 0) {
                 for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
                         if (sub_opts[i].opt == o)
                                 used[i] = true;
@@ -280,11 +322,20 @@ int main(int argc, char **argv) {
                 case OPT_YES:
                         arg.yes = true;
                         break;
+                case OPT_IF_SHARED:
+                        arg.if_shared = true;
+                        break;
                 case OPT_REASON:
                         arg.reason = optarg;
                         break;
                 case 'v':
                         arg.verbose = true;
+                        break;
+                case 'q':
+                        arg.quiet = true;
+                        break;
+                case OPT_NO_LEGEND:
+                        arg.no_legend = true;
                         break;
                 case 'h':
                         want_help = true;
@@ -298,6 +349,23 @@ int main(int argc, char **argv) {
                 }
         }
         if (want_help) {
+                /* `nsidctl CMD --help`: that command's help */
+                if (optind < argc && strcmp(argv[optind], "help") != 0) {
+                        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                                if (strcmp(argv[optind], commands[i].name) == 0) {
+                                        printf("Usage: %s [OPTIONS] %s%s\n%s.\n\n%s", program,
+                                               commands[i].name,
+                                               strcmp(commands[i].name, "host-secret") == 0
+                                                       ? " [show|new|accept]"
+                                                       : "",
+                                               commands[i].summary, commands[i].usage);
+                                        return EXIT_OK;
+                                }
+                        char names[256];
+                        command_names(names, sizeof(names));
+                        errorf("unknown command '%s' (commands: %s)", argv[optind], names);
+                        return EXIT_USAGE;
+                }
                 help();
                 return EXIT_OK;
         }
@@ -325,6 +393,7 @@ int main(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         cmd = argv[optind];
+        json_command = cmd;
         if (strcmp(cmd, "help") == 0) {
                 help();
                 return EXIT_OK;
@@ -353,6 +422,8 @@ int main(int argc, char **argv) {
                         ctx_done();
                         return ret;
                 }
-        errorf("unknown command '%s'; try '%s --help'", cmd, program);
+        char names[256];
+        command_names(names, sizeof(names));
+        errorf("unknown command '%s' (commands: %s); try '%s --help'", cmd, names, program);
         return EXIT_USAGE;
 }

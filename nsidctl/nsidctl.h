@@ -50,6 +50,9 @@ typedef struct nsidctl_args {
         const char *nfsd_clients;  /* doctor --nfsd-clients: instead of /proc/fs/nfsd/clients */
         const char *action;        /* host-secret show|new|accept */
         bool yes;                  /* host-secret new --yes */
+        bool if_shared;            /* host-secret new --if-shared */
+        bool quiet;                /* -q: no informational messages */
+        bool no_legend;            /* --no-legend: tables without header lines */
         const char *reason;        /* host-secret --reason */
 } nsidctl_args;
 
@@ -74,6 +77,9 @@ int out_color_setup(const char *mode);
 const char *col(color c);
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* the version of what nsidctl's JSON documents hold (their "nsid" member says it) */
+#define NSIDCTL_JSON_SCHEMA 1
+extern const char *json_command; /* the command running, for the "nsid" member */
 void print_json(json_object *o);
 json_object *json_string_or_null(const char *s);
 /* Text a container or a server chose, for a terminal: control bytes, DEL, bytes >= 0x80 and

@@ -1060,7 +1060,7 @@ static void print_table(row *rows, size_t n) {
                        w->info->pid ? pid : "-", shown(w->info->comm, comm, sizeof(comm)), cg,
                        !w->have_identifier   ? "?"
                        : w->identifier[0] ? w->identifier
-                                          : "(null)",
+                                          : "(unset)", /* as nsidctl status says it */
                        w->source ? w->source : "-", w->state);
         }
 }

@@ -166,6 +166,43 @@ start=${EPOCHREALTIME/./}
 el=$(( (${EPOCHREALTIME/./} - start) / 1000 ))
 check "doctor --server --window=1 watches about a second ($el ms)" [ "$el" -ge 1000 ]
 
+# host-secret new --if-shared (issue #32): configuration management runs it on every host,
+# every time. Clone K (machine-id secret): a new one, once; again: nothing; clone L whose
+# generated secret's platform changed (a clone or a move): nothing, a warning naming both
+# fixes, exit 3.
+echo 4c4c4544-0042-3510-8051-b2c04f4e3250 > "$T/uuid-K"
+host K "$C" --json host-secret new --if-shared >"$T/out"; r=$?
+check "--if-shared on a machine-id secret: a new secret (exit 0, changed)" \
+    eval "[ $r = 0 ] && py \"j['changed'] and j['replaced'] == 'machine-id'\""
+k1=$(ident K)
+host K "$C" --json host-secret new --if-shared >"$T/out"; r=$?
+check "--if-shared again: nothing done (exit 0, not changed), the same identity" \
+    eval "[ $r = 0 ] && py \"not j['changed']\" && [ '$(ident K)' = '$k1' ]"
+host K "$C" -q host-secret new --if-shared >"$T/o" 2>&1; r=$?
+check "--if-shared -q when nothing is to do: exit 0, no output" bash -c "[ $r = 0 ] && [ ! -s '$T/o' ]"
+cp -a "$T/state-K" "$T/state-L"
+echo 4c4c4544-0042-3510-8051-b2c04f4e3251 > "$T/uuid-L"
+host L "$C" host-secret new --if-shared >"$T/o" 2>"$T/e"; r=$?
+check "--if-shared on a secret made on another platform: exit 3, nothing done, both fixes named" \
+    bash -c "[ $r = 3 ] && grep -q 'host-secret new --yes' '$T/e' && grep -q 'host-secret accept' '$T/e' &&
+             cmp -s '$T/state-K/host-secret' '$T/state-L/host-secret'"
+
+# one command-line convention (issue #32): per-command help, unknown commands named
+"$C" doctor --help >"$T/o" 2>&1; r=$?
+check "nsidctl doctor --help: that command's help (its --server), not the global one" \
+    bash -c "[ $r = 0 ] && grep -q -- '--server ' '$T/o' && ! grep -q '^Commands:' '$T/o'"
+"$C" host-secret --help >"$T/o" 2>&1
+check "nsidctl host-secret --help names --if-shared" grep -q -- '--if-shared' "$T/o"
+"$C" frob >"$T/o" 2>&1; r=$?
+check "an unknown command: exit 2, the valid ones named" \
+    bash -c "[ $r = 2 ] && grep -q \"unknown command 'frob' (commands: status, doctor, identity, config, host-secret)\" '$T/o'"
+"$C" --no-legend status >"$T/o" 2>/dev/null
+check "status --no-legend: rows only (no kernel line, no column header)" \
+    bash -c "! grep -qE '^(NETNS|kernel)' '$T/o' && grep -qE '^[0-9]+ ' '$T/o'"
+host A "$C" --json host-secret >"$T/out"
+check "JSON documents carry nsid.schema, version, host, time, command" \
+    py "j['nsid']['schema'] == 1 and j['nsid']['version'] and j['nsid']['host'] and j['nsid']['time'].endswith('Z') and j['nsid']['command'] == 'host-secret'"
+
 echo "1..$n"
 echo "# $((n - failures - skipped)) passed, $failures failed, $skipped skipped"
 [ "$failures" = 0 ] || exit 1
