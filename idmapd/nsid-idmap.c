@@ -164,6 +164,7 @@ int main(int argc, char **argv) {
         const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
         bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
         bool usage_error = false;
+        char bad_option[160] = ""; /* what usage_error is about, when an option's value */
         int c, r;
         uint64_t v;
 
@@ -232,14 +233,21 @@ int main(int argc, char **argv) {
                         log_file = optarg;
                         break;
                 case OPT_DNS_TIMEOUT:
-                        if (parse_uint_strict(optarg, 60000, &v) < 0 || v < 100)
+                        if (parse_uint_strict(optarg, 60000, &v) < 0 || v < 100) {
                                 usage_error = true;
+                                snprintf(bad_option, sizeof(bad_option),
+                                         "--dns-timeout=%.64s: expected milliseconds 100..60000",
+                                         optarg);
+                        }
                         else
                                 o.dns_total_ms = (unsigned) v;
                         break;
                 case OPT_MAX_TIME:
-                        if (parse_uint_strict(optarg, 3600, &v) < 0 || v < 1)
+                        if (parse_uint_strict(optarg, 3600, &v) < 0 || v < 1) {
                                 usage_error = true;
+                                snprintf(bad_option, sizeof(bad_option),
+                                         "--max-time=%.64s: expected seconds 1..3600", optarg);
+                        }
                         else
                                 o.max_seconds = (unsigned) v;
                         break;
@@ -247,8 +255,13 @@ int main(int argc, char **argv) {
                         o.daemon_socket = optarg;
                         break;
                 case OPT_DAEMON_TIMEOUT:
-                        if (parse_uint_strict(optarg, 10000, &v) < 0)
+                        if (parse_uint_strict(optarg, 10000, &v) < 0) {
                                 usage_error = true;
+                                snprintf(bad_option, sizeof(bad_option),
+                                         "--daemon-timeout=%.64s: expected milliseconds "
+                                         "0..10000",
+                                         optarg);
+                        }
                         else
                                 o.daemon_timeout_ms = (unsigned) v;
                         break;
@@ -328,6 +341,8 @@ int main(int argc, char **argv) {
                 if (bad_timeout)
                         logmsg(LOG_ERR, "invalid timeout \"%s\": expected seconds 0..2147483647",
                                bad_timeout);
+                else if (bad_option[0])
+                        logmsg(LOG_ERR, "invalid %s", bad_option);
                 else
                         logmsg(LOG_ERR, "Bad arg count. Check /etc/request-key.conf: expected "
                                "\"%s [-v] [-t timeout] %%k %%d\"", prog);

@@ -103,6 +103,11 @@ same fast-badt getopt-badt '^invalid timeout "abc": ' "rule form with a bad time
 run dgram fast-negt -t -1 5 uid:someone@example.test
 run dgram getopt-negt --timeout=-1 5 uid:someone@example.test
 same fast-negt getopt-negt '^invalid timeout "-1": ' "a timeout that looks like an option"
+# a bad option value is named, not "Bad arg count. Check /etc/request-key.conf" (issue #32)
+run dgram bad-maxtime --max-time=abc 0 uid:someone@example.test
+out=$(line bad-maxtime)
+[ "$out" = 'invalid --max-time=abc: expected seconds 1..3600' ] && [ "$(cat "$T/bad-maxtime.rc")" = 1 ] &&
+        pass "a bad --max-time is named: '$out'" || fail "bad --max-time: '$out'"
 run dgram fast-not 0 uid:someone@example.test
 out=$(line fast-not)
 [[ "$out" =~ ^'invalid key serial "0": ' ]] && [ "$(cat "$T/fast-not.rc")" = 1 ] &&
