@@ -1010,6 +1010,23 @@ static const char *shown(const char *s, char *buf, size_t size) {
         return buf;
 }
 
+/* The one vocabulary of states (state_words, nsid-uniquifier(8)) for a table phrase of
+ * list, check and reconcile. */
+static const char *state_token(const char *phrase) {
+        static const struct {
+                const char *prefix, *token;
+        } map[] = {
+                { "set now", "set" },          { "would set", "would-set" },
+                { "already set", "already-set" }, { "too late", "too-late" },
+                { "no nfs client", "no-nfs-client" }, { "unset", "unset" },
+                { "failed", "failed" },        { "gone", "gone" },
+        };
+        for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+                if (strncmp(phrase, map[i].prefix, strlen(map[i].prefix)) == 0)
+                        return map[i].token;
+        return phrase;
+}
+
 static void print_table(row *rows, size_t n) {
         if (arg.json) {
                 json_object *a = json_object_new_array();
@@ -1039,7 +1056,11 @@ static void print_table(row *rows, size_t n) {
                                                        : NULL);
                         json_object_object_add(o, "source",
                                                w->source ? json_object_new_string(w->source) : NULL);
-                        json_object_object_add(o, "state", json_object_new_string(w->state));
+                        /* the same words as `set --json` (state_words), the table's phrase
+                         * beside them */
+                        json_object_object_add(o, "state",
+                                               json_object_new_string(state_token(w->state)));
+                        json_object_object_add(o, "state_text", json_object_new_string(w->state));
                         json_object_object_add(o, "problem", json_object_new_boolean(w->problem));
                         json_object_array_add(a, o);
                 }

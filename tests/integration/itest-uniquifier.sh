@@ -426,5 +426,15 @@ check "--config naming a missing file: exit 1, says so" \
     bash -c "[ $rc = 1 ] && grep -q -- '--config $T/no-such.conf: No such file or directory' '$T/err'"
 unhold "$cs" "$cs2"
 
+# one vocabulary (issue #32): list --json says the states set --json says, the table's
+# phrase beside them
+"$U" --json list > "$T/list.json" 2>/dev/null
+check "list --json: every state is one of set --json's words, with its phrase as state_text" \
+    python3 -c "
+import json, sys
+words = {'set', 'would-set', 'already-set', 'too-late', 'no-nfs-client', 'refused', 'failed', 'unset', 'gone'}
+a = json.load(open('$T/list.json'))
+sys.exit(0 if a and all(x['state'] in words and x['state_text'] for x in a) else 1)"
+
 echo "1..$n"
 [ "$failures" = 0 ]
