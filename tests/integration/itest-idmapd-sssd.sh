@@ -23,7 +23,11 @@
 #    while the host and a cached name answer within 1 s; sssd stopped: a new name or id
 #    fails (or is negative) within the timeout, the same meanwhile; sssd restarted: the name
 #    that failed is answered (a failure is not cached);
-#  - one nsid-nss-query, in the container's pid namespace, and none once the daemon stops.
+#  - one nsid-nss-query, in the container's pid namespace, and none once the daemon stops;
+#  - a second container whose name service is nslcd (nss-pam-ldapd: nsswitch.conf "files
+#    ldap", its own nslcd.conf, nslcd running inside it) against the same slapd: 100 users
+#    and 20 groups, both directions, agree with getent there (when nslcd and libnss-ldapd
+#    are installed: scripts/install-deps all; else those checks are skipped, said so).
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
 bin=$(realpath "$build/idmapd/nsid-idmapd")
@@ -47,7 +51,9 @@ chmod 755 "$T"
 S="$T/idmapd.sock"
 LDAPI="$T/ldapi"
 ldapi_uri="ldapi://$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$LDAPI")"
-SLAPD='' LNS='' CONT='' CPID='' SSSD_NSENTER='' DPID=''
+SLAPD='' LNS='' CONT='' CPID='' SSSD_NSENTER='' DPID='' NCONT='' NPID=''
+have_nslcd=0
+command -v nslcd >/dev/null && [ -e $multiarch/libnss_ldap.so.2 ] && getent passwd nslcd >/dev/null && have_nslcd=1
 sssd_procs() { # sssd's live processes (monitor, sssd_be, sssd_nss) in the container's pid ns
         local p ns
         ns=$(readlink "/proc/$CPID/ns/pid")
@@ -70,6 +76,8 @@ cleanup() {
         # the container's pid 1 (its sleep): its death kills everything left in it; unshare,
         # its parent, reaps it and exits
         [ -n "$CPID" ] && kill -9 "$CPID"
+        [ -n "$NPID" ] && kill -9 "$NPID"
+        [ -n "$NCONT" ] && { for _ in $(seq 50); do kill -0 "$NCONT" || break; sleep 0.1; done; kill -9 "$NCONT"; }
         if [ -n "$CONT" ]; then
                 for _ in $(seq 50); do kill -0 "$CONT" || break; sleep 0.1; done
                 kill -9 "$CONT"
@@ -168,8 +176,12 @@ in_ldapns ip link set lo up
 in_ldapns ip link add ldap-l type veth peer name ldap-c
 in_ldapns ip addr add 192.0.2.1/24 dev ldap-l
 in_ldapns ip link set ldap-l up
+# the nslcd container's link to slapd (198.51.100.0/24, TEST-NET-2)
+in_ldapns ip link add ldap-l2 type veth peer name ldap-n
+in_ldapns ip addr add 198.51.100.1/24 dev ldap-l2
+in_ldapns ip link set ldap-l2 up
 # (nsenter -n execs slapd without a fork, and -d keeps it in the foreground: $! is slapd)
-nsenter -t "$LNS" -n -- slapd -d 0 -h "$ldapi_uri ldap://192.0.2.1:3890/" -f "$T/slapd.conf" \
+nsenter -t "$LNS" -n -- slapd -d 0 -h "$ldapi_uri ldap://192.0.2.1:3890/ ldap://198.51.100.1:3890/" -f "$T/slapd.conf" \
         </dev/null >"$T/slapd.out" 2>&1 &
 SLAPD=$!
 count() { ldapsearch -x -LLL -H "$ldapi_uri" -b dc=dir,dc=test "$1" dn 2>/dev/null | grep -c '^dn:' || true; }
@@ -447,6 +459,70 @@ agents_diag() {
         done
 }
 [ "$a" = 1 ] && pass "one nsid-nss-query in the container (in its pid namespace)" || { fail "$a nsid-nss-query in the container"; agents_diag; }
+# --- a second container answered by nslcd (nss-pam-ldapd) ---
+if [ "$have_nslcd" = 1 ]; then
+        N="$T/n"
+        mkdir -p "$N"
+        printf 'passwd: files ldap\ngroup: files ldap\nshadow: files\nhosts: files\n' >"$N/nsswitch.conf"
+        cp "$C/idmapd.conf" "$N/idmapd.conf"
+        printf 'uid nslcd\ngid nslcd\nuri ldap://198.51.100.1:3890/\nbase dc=dir,dc=test\n' >"$N/nslcd.conf"
+        chmod 640 "$N/nslcd.conf"; chgrp nslcd "$N/nslcd.conf"
+        unshare -p -f --kill-child -- unshare -m -n --propagation private sh -c "
+                mount --bind '$N/nsswitch.conf' /etc/nsswitch.conf &&
+                mount --bind '$N/idmapd.conf' /etc/idmapd.conf &&
+                { [ -e /etc/nslcd.conf ] || : > /etc/nslcd.conf; } && mount --bind '$N/nslcd.conf' /etc/nslcd.conf &&
+                mount -t tmpfs -o mode=755 nsid-run /run &&
+                mkdir -p /run/nslcd && chown nslcd:nslcd /run/nslcd &&
+                echo \$\$ >'$T/ready/n' && exec sleep 1000" </dev/null >"$T/n.out" 2>&1 &
+        NCONT=$!
+        wait_for 10 test -s "$T/ready/n" || { cat "$T/n.out"; echo "FAIL: the nslcd container did not start"; exit 1; }
+        wait_for 5 pgrep -P "$NCONT" -x sleep || { echo "FAIL: no sleep under $NCONT"; exit 1; }
+        NPID=$(pgrep -P "$NCONT" -x sleep)
+        in_n() { nsenter -t "$NPID" -m -p -n -- "$@"; }
+        in_ldapns ip link set ldap-n netns "$NPID"
+        in_n ip link set lo up
+        in_n ip addr add 198.51.100.2/24 dev ldap-n
+        in_n ip link set ldap-n up
+        # (-d: in the foreground, its debug messages; killed with the container's pid 1)
+        nsenter -t "$NPID" -m -p -n -- nslcd -d </dev/null >"$T/nslcd.out" 2>&1 &
+        if wait_for 60 in_n getent passwd lduser2; then
+                pass "nslcd in the second container answers (getent passwd lduser2)"
+                nusers=$(seq 2 100 10000 | sed 's/^/lduser/')   # 100 users
+                ngroups=$(seq 2 100 2000 | sed 's/^/ldgroup/')  # 20 groups
+                # shellcheck disable=SC2086
+                in_n getent passwd $nusers >"$T/n.passwd" || true
+                # shellcheck disable=SC2086
+                in_n getent group $ngroups >"$T/n.group" || true
+                if [ "$(wc -l <"$T/n.passwd")" = 100 ] && [ "$(wc -l <"$T/n.group")" = 20 ]; then
+                        awk -F: -v p="$NPID" '{ print "lookup pid:" p " uid " $1 "@dir.test"; print "lookup pid:" p " user " $3 }' \
+                                "$T/n.passwd" >"$T/n.req"
+                        awk -F: -v p="$NPID" '{ print "lookup pid:" p " gid " $1 "@dir.test"; print "lookup pid:" p " group " $3 }' \
+                                "$T/n.group" >>"$T/n.req"
+                        awk -F: '{ print "ok " $3 " "; print "ok " $1 "@dir.test " }' "$T/n.passwd" "$T/n.group" >"$T/n.want"
+                        pipelined "$T/n.req" "$T/n.got"
+                        nbad=$(paste -d'|' "$T/n.want" "$T/n.got" | awk -F'|' 'index($2, $1) != 1' | wc -l)
+                        [ "$nbad" = 0 ] && [ "$(wc -l <"$T/n.got")" = 240 ] &&
+                                pass "nslcd container: 240 lookups of 100 users and 20 groups, both directions, agree with its getent ($ms ms)" ||
+                                { fail "nslcd container: $nbad of $(wc -l <"$T/n.got") replies differ from getent"; paste -d'|' "$T/n.req" "$T/n.want" "$T/n.got" | head -5; }
+                        nst=$(ctl status)
+                        python3 -c '
+import json, sys
+s = json.loads(sys.argv[1][3:])
+n = [x for x in s["namespaces"] if x.get("netns") == int(sys.argv[2])]
+sys.exit(0 if n and n[0].get("answered_by") == "nss" and n[0].get("passwd_sources") == "files ldap" else 1)' \
+                                "$nst" "$(readlink /proc/$NPID/ns/net | tr -dc 0-9)" &&
+                                pass "status: the nslcd container is answered by its name service, sources \"files ldap\"" ||
+                                fail "status does not say the nslcd container is answered by nss with files ldap"
+                else
+                        fail "getent in the nslcd container knows $(wc -l <"$T/n.passwd") of 100 users, $(wc -l <"$T/n.group") of 20 groups"
+                fi
+        else
+                tail -20 "$T/nslcd.out"; fail "nslcd in the second container does not answer lduser2"
+        fi
+else
+        echo "skip: nslcd or libnss-ldapd not installed (scripts/install-deps all): no nslcd container"
+fi
+
 echo "--- daemon log lines about the container's name service:"
 grep -E "netns:\[$(readlink /proc/$CPID/ns/net | tr -dc 0-9)\]" "$T/daemon.log" | tail -n 15 || true
 kill -TERM "$DPID"; wait "$DPID" || true
