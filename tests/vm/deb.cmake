@@ -32,10 +32,23 @@ add_test(NAME deb-dkms-maintscripts
                  ${CMAKE_BINARY_DIR}/deb-dkms-maintscripts)
 set_tests_properties(deb-dkms-maintscripts PROPERTIES
   LABELS "package;nosan" TIMEOUT 300 FIXTURES_REQUIRED nsid-debs SKIP_RETURN_CODE 77)
+#  - deb-build-prev: the packages of the previous commit (HEAD~1, git archive), versioned
+#    VERSION~prev, in BUILD/deb-prev: systemd-host upgrades them to this tree's; SKIP (77)
+#    in a tree without that commit (a shallow clone), and systemd-host then says so.
 #  - vm-systemd-host-<kernel> (tests/vm/scenarios/systemd-host.sh): the packages installed
 #    with dpkg in a guest booted with systemd as PID 1 (units, udev rule, timer, remove,
 #    reinstall, purge); needs the fixture too.
+add_test(NAME deb-build-prev
+         COMMAND ${CMAKE_COMMAND} -E env NSID_DEB_LINTIAN=0
+                 ${CMAKE_CURRENT_SOURCE_DIR}/lib/deb.sh build-rev ${CMAKE_SOURCE_DIR} HEAD~1
+                 ${CMAKE_BINARY_DIR}/deb-prev)
+set_tests_properties(deb-build-prev PROPERTIES
+  LABELS "package;nosan" TIMEOUT 900 SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "^SKIP: ")
 foreach(kernel 6.1 6.12)
+  if(TEST vm-systemd-host-${kernel})
+    # (ordering only: without the previous packages the scenario installs this tree's alone)
+    set_tests_properties(vm-systemd-host-${kernel} PROPERTIES DEPENDS deb-build-prev)
+  endif()
   foreach(scenario deb-smoke systemd-host)
     if(TEST vm-${scenario}-${kernel})
       set_tests_properties(vm-${scenario}-${kernel} PROPERTIES FIXTURES_REQUIRED nsid-debs)

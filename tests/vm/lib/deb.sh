@@ -7,6 +7,10 @@
 #                                       next to its source), build with dpkg-buildpackage -b
 #                                       -us -uc, collect *.deb, .changes, .buildinfo and the
 #                                       build log in OUT, run lintian (OUT/lintian.txt)
+#   tests/vm/lib/deb.sh build-rev SRC REV OUT
+#                                       (host) the same for commit REV of the git tree SRC
+#                                       (git archive), versioned VERSION~prev so that this
+#                                       tree's packages upgrade it; 77 when SRC has no REV
 #   deb_files OUT                       (sourced) the three .debs built there, in install order
 #   deb_all_files OUT                   (sourced) those and nsid-nfs-keyns-dkms (the DKMS
 #                                       package: tests/kernel/dkms-deb.sh, not the lab guest)
@@ -124,10 +128,27 @@ deb_build() {
   echo "deb-build: packages in $out"
 }
 
+deb_build_rev() {
+  local src=$1 rev=$2 out=$3 tmp rc
+  if ! git -C "$src" rev-parse --verify -q "$rev^{commit}" >/dev/null 2>&1; then
+    echo "SKIP: no commit $rev in $src (a shallow clone, or not a git tree)"
+    return 77
+  fi
+  tmp=$(mktemp -d /tmp/nsid-deb-rev.XXXXXX) || return 1
+  git -C "$src" archive "$rev" | tar -x -C "$tmp" || { rm -rf "$tmp"; return 1; }
+  sed -i '1s/^nsid (\([^)]*\))/nsid (\1~prev)/' "$tmp/debian/changelog"
+  echo "deb-build: commit $(git -C "$src" rev-parse --short "$rev") as $(dpkg-parsechangelog -l "$tmp/debian/changelog" -S Version)"
+  deb_build "$tmp" "$out"; rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -u
   case "${1:-}" in
     build) shift; deb_build "${1:?usage: deb.sh build SRC OUT}" "${2:?usage: deb.sh build SRC OUT}" ;;
-    *) echo "usage: $0 build SRC OUT" >&2; exit 2 ;;
+    build-rev) shift; deb_build_rev "${1:?usage: deb.sh build-rev SRC REV OUT}" \
+                 "${2:?usage: deb.sh build-rev SRC REV OUT}" "${3:?usage: deb.sh build-rev SRC REV OUT}" ;;
+    *) echo "usage: $0 build SRC OUT | build-rev SRC REV OUT" >&2; exit 2 ;;
   esac
 fi

@@ -5,7 +5,9 @@
 # server host does. labalice is 1500 on the server and the host, 4001 in container c1 (its
 # own passwd); labbob 1501 and 4002.
 #   - before: c1 sees the host's answer (1500), as nfs-utils gives it;
-#   - dpkg -i: nsid-idmapd enabled and running from its installed unit, rpc.idmapd stopped
+#   - dpkg -i: (when the deb-build-prev test built the previous commit's packages: those
+#     first, then this tree's over them, the upgrade an administrator makes) nsid-idmapd
+#     enabled and running from its installed unit, rpc.idmapd stopped
 #     and nfs-idmapd.service skipped, the reconcile timer enabled and fired; c1 sees 4001, the
 #     host 1500; a chown in c1 reaches the server as the server's user;
 #   - `systemctl restart nfs-server`: the same nsid-idmapd keeps serving; both start orders
@@ -18,7 +20,7 @@
 #     the same secret; dpkg -P keeps the secret in /var/backups/nsid, and a new install
 #     restores it: the same identity for the same container key.
 # What is not here: a real reboot (the guest's root is a tmpfs overlay that a reboot loses;
-# the two start orders stand in for it) and an upgrade from an older package build.
+# the two start orders stand in for it).
 # lab-test: 6.12
 # lab-init: systemd
 # lab-timeout: 1200
@@ -82,7 +84,18 @@ f=$(new_file 1500)
 check_eq "before nsid: c1 sees labalice as the host's 1500 (nfs-utils answers every namespace alike)" \
   1500 "$(c1_owner "$f")"
 
-# ---- install --------------------------------------------------------------------------------
+# ---- install (an upgrade from the previous commit's packages when they were built) -------------
+prev=$(deb_files "$LAB_BUILD/deb-prev" 2>/dev/null) || prev=""
+if [ -n "$prev" ]; then
+  # shellcheck disable=SC2086
+  dpkg -i $prev > "$W/dpkg-i-prev.log" 2>&1; rc=$?
+  check_eq "the previous commit's packages installed ($(dpkg-query -W -f='${Version}' nsid))" 0 "$rc" ||
+    sed 's/^/#   /' "$W/dpkg-i-prev.log" | tail -20
+  note "with them: nsid-idmapd $(active nsid-idmapd.service), nfs-idmapd $(active nfs-idmapd.service)"
+  secret_prev=$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)
+else
+  note "no packages of the previous commit (BUILD/deb-prev: the deb-build-prev test): a fresh install only"
+fi
 t0=$(lab_ms)
 # shellcheck disable=SC2086
 dpkg -i $debs > "$W/dpkg-i.log" 2>&1; rc=$?
@@ -100,6 +113,7 @@ check_eq "the reconcile timer enabled and active" "enabled active" \
 check_eq "the boot reconcile enabled" enabled "$(systemctl is-enabled nsid-uniquifier-reconcile.service 2>&1)"
 secret0=$(sha256sum < /var/lib/nsid/host-secret | cut -d' ' -f1)
 check "a host secret generated (/var/lib/nsid/host-secret)" test -n "$secret0" -a -s /var/lib/nsid/host-secret.fingerprint
+[ -z "$prev" ] || check_eq "the upgrade kept the previous package's host secret" "$secret_prev" "$secret0"
 
 # namespace-local answers, knfsd's answers from nsid-idmapd
 serving() { # what: c1 sees 4001 for a new file of the server's 1500, the host 1500, and a
@@ -112,6 +126,13 @@ serving() { # what: c1 sees 4001 for a new file of the server's 1500, the host 1
   container_exec c1 timeout 20 chown 4002 "/mnt/nfs/$f" 2>&1
   echo "c1=$o host=$h server-after-chown=$(stat -c %u "$LAB_EXPORT/$f")"
 }
+# a lookup whose requester is seen in the host's netns (a kernel thread, or a process gone
+# since) while the host has no NFS client of its own is a container client's: the daemon
+# tells the helper to hand it to the pipes it serves (bench-idmapd-sssd: one owner of 1,000
+# had the host's answer when it said 0)
+rh=$(nsid-idmapd --ctl="route host" 2>&1)
+check "no NFS client on the host yet: 'route host' names the container's pipes (ok N, N > 0)" \
+  bash -c "[[ '$rh' =~ ^ok\ [1-9] ]]"
 HMNT=/mnt/host-nfs
 mkdir -p $HMNT && timeout 30 mount -t nfs4 -o vers=4.2,soft,timeo=50,retrans=3 "$LAB_SERVER_IP:/" $HMNT
 WANT="c1=4001 host=1500 server-after-chown=1501"
