@@ -21,10 +21,10 @@
 #     restores it: the same identity for the same container key.
 # What is not here: a real reboot (the guest's root is a tmpfs overlay that a reboot loses;
 # the two start orders stand in for it).
-# lab-test: 6.12
+# lab-test: 6.12 6.1
 # lab-init: systemd
 # lab-timeout: 1200
-# lab-cost: 150
+# lab-cost: 240
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
@@ -168,10 +168,16 @@ check "the reconcile timer fired and the reconcile succeeded" wait_for 120 sh -c
    [ -n \"\$(systemctl show -p ExecMainExitTimestamp --value nsid-uniquifier-reconcile.service)\" ]"
 check "container c2 made after the install" container_create c2 || bail "no c2"
 c2_identified() { container_identifier c2 | grep -qx '[0-9a-f]\{32\}'; }
-check "c2's identifier set by the udev rule's transient unit (systemd-run)" wait_for 90 c2_identified
 transient() { journalctl --no-pager -o short-monotonic 2>/dev/null | grep -E 'run-[^ ]*\.service' | grep -m1 -i 'nsid-uniquifier'; }
-check "the journal shows nsid-uniquifier run as a transient unit" transient
-note "journal: $(transient)"
+if kernel_at_least 6 5; then
+  check "c2's identifier set by the udev rule's transient unit (systemd-run)" wait_for 90 c2_identified
+  check "the journal shows nsid-uniquifier run as a transient unit" transient
+  note "journal: $(transient)"
+else
+  # (before 6.5 the host's udevd gets no uevent for a container's NFS client:
+  # doc/kernel-findings.md; the timer and the hooks serve such containers)
+  note "Linux $(uname -r): no uevent for a container's NFS client before 6.5; the udev rule's path is not checked here"
+fi
 
 # ---- remove, reinstall ------------------------------------------------------------------------
 ident0=$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')
