@@ -1420,6 +1420,76 @@ static int restrict_privileges(const char *cmd) {
         return 0;
 }
 
+/* Options anywhere (issue #32: one command-line convention with nsidctl's): the common
+ * options written after the command (`nsid-uniquifier list --json`) are moved before it,
+ * in order, so that main's parser, which stops at the command, takes them. A command's own
+ * options stay where they are. */
+static void hoist_common_options(int argc, char **argv, const struct option *opts) {
+        int cmd = 0;
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (a[0] != '-' || a[1] == '\0') {
+                        cmd = i;
+                        break;
+                }
+                if (strcmp(a, "--") == 0)
+                        return;
+                /* a common option's separate value ("--state-dir DIR") */
+                if (a[1] == '-' && !strchr(a, '='))
+                        for (const struct option *o = opts; o->name; o++)
+                                if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument)
+                                        i++;
+        }
+        if (cmd == 0)
+                return;
+        char **moved = calloc((size_t) argc, sizeof(char *)), **rest = calloc((size_t) argc, sizeof(char *));
+        int nm = 0, nr = 0;
+        if (!moved || !rest) {
+                free(moved);
+                free(rest);
+                return;
+        }
+        for (int i = cmd + 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--") == 0) { /* the rest is the command's */
+                        while (i < argc)
+                                rest[nr++] = argv[i++];
+                        break;
+                }
+                const struct option *hit = NULL;
+                bool flag = strcmp(a, "-q") == 0 || strcmp(a, "-v") == 0;
+                if (!flag && a[0] == '-' && a[1] == '-')
+                        for (const struct option *o = opts; o->name; o++) {
+                                size_t l = strlen(o->name);
+                                if (strcmp(o->name, "help") == 0 || strcmp(o->name, "version") == 0)
+                                        continue; /* the command's own help */
+                                if (strncmp(a + 2, o->name, l) == 0 &&
+                                    (a[2 + l] == '\0' || (a[2 + l] == '=' && o->has_arg))) {
+                                        hit = o;
+                                        break;
+                                }
+                        }
+                if (!hit && !flag) {
+                        rest[nr++] = argv[i];
+                        continue;
+                }
+                moved[nm++] = argv[i];
+                if (hit && hit->has_arg == required_argument && !strchr(a, '=') && i + 1 < argc)
+                        moved[nm++] = argv[++i];
+        }
+        if (nm > 0) {
+                char *command = argv[cmd];
+                int k = cmd;
+                for (int j = 0; j < nm; j++)
+                        argv[k++] = moved[j];
+                argv[k++] = command;
+                for (int j = 0; j < nr; j++)
+                        argv[k++] = rest[j];
+        }
+        free(moved);
+        free(rest);
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "app", required_argument, NULL, 'a' },
@@ -1439,6 +1509,7 @@ int main(int argc, char **argv) {
         int o;
 
         open_std_fds();
+        hoist_common_options(argc, argv, opts);
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
         arg.registry_path = secure_getenv("NSID_REGISTRY");
         arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");

@@ -426,6 +426,15 @@ check "--config naming a missing file: exit 1, says so" \
     bash -c "[ $rc = 1 ] && grep -q -- '--config $T/no-such.conf: No such file or directory' '$T/err'"
 unhold "$cs" "$cs2"
 
+# options anywhere (issue #32): the common ones after the command, as before it
+"$U" list --json > "$T/list2.json" 2>/dev/null
+check "list --json (the option after the command): JSON" python3 -c "import json; json.load(open('$T/list2.json'))"
+oa=$(hold)
+"$U" set --pid "$oa" --key opt-after --dry-run --json --app nfs4 > "$T/set2.json" 2>/dev/null
+check "set ... --json --app nfs4 after the command's own options: one JSON object" \
+    python3 -c "import json; j = json.load(open('$T/set2.json')); assert j['state'] == 'would-set' or j['state'] == 'already-set', j"
+unhold "$oa"
+
 # one vocabulary (issue #32): list --json says the states set --json says, the table's
 # phrase beside them
 "$U" --json list > "$T/list.json" 2>/dev/null
