@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "idmapd.h"
+#include "json-envelope.h"
 
 #define OUT_MAX NSID_CTL_REPLY_MAX /* what clients read at most */
 
@@ -572,6 +573,7 @@ int dm_status_client(const char *path, bool json) {
                 return 1;
         }
         if (json) {
+                json_envelope_add(root, "nsid-idmapd", "status");
                 puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         } else {
                 json_object *arr, *v;

@@ -77,8 +77,6 @@ int out_color_setup(const char *mode);
 const char *col(color c);
 void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* the version of what nsidctl's JSON documents hold (their "nsid" member says it) */
-#define NSIDCTL_JSON_SCHEMA 1
 extern const char *json_command; /* the command running, for the "nsid" member */
 void print_json(json_object *o);
 json_object *json_string_or_null(const char *s);

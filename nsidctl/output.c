@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <nsid/log.h>
 
+#include "json-envelope.h"
 #include "nsidctl.h"
 
 static const char *const escapes[_C_MAX] = {
@@ -63,33 +63,10 @@ void warnf(const char *fmt, ...) {
 
 const char *json_command;
 
-/* Every JSON document nsidctl prints carries what produced it, so that a fleet's collected
- * outputs can be told apart and read with the right schema (nsidctl(8), JSON OUTPUT):
- * "nsid": { "schema": 1, "version", "host", "time" (UTC, RFC 3339), "command" }. schema
- * changes only when a member changes meaning or goes away. */
-static void add_envelope(json_object *o) {
-        char host[256] = "", when[32] = "";
-        struct timespec ts;
-        struct tm tm;
-
-        if (!json_object_is_type(o, json_type_object) || json_object_object_get_ex(o, "nsid", NULL))
-                return;
-        if (gethostname(host, sizeof(host) - 1) < 0)
-                host[0] = '\0';
-        if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && gmtime_r(&ts.tv_sec, &tm))
-                strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        json_object *e = json_object_new_object();
-        json_object_object_add(e, "schema", json_object_new_int(NSIDCTL_JSON_SCHEMA));
-        json_object_object_add(e, "version", json_object_new_string(NSID_VERSION));
-        json_object_object_add(e, "host", json_object_new_string(host));
-        json_object_object_add(e, "time", json_object_new_string(when));
-        json_object_object_add(e, "command",
-                               json_command ? json_object_new_string(json_command) : NULL);
-        json_object_object_add(o, "nsid", e);
-}
-
+/* Every JSON document carries what produced it (shared/json-envelope.h; nsidctl(8), JSON
+ * OUTPUT). */
 void print_json(json_object *o) {
-        add_envelope(o);
+        json_envelope_add(o, "nsidctl", json_command);
         puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
 }

@@ -33,6 +33,7 @@
 #include <nsid/registry.h>
 
 #include "caps.h"
+#include "json-envelope.h"
 #include "oci-state.h"
 
 #ifndef NSID_VERSION
@@ -63,6 +64,7 @@ static struct {
         const char *state_dir;
         const char *registry_path;
         const char *config_path; /* --config: nsid.conf (default /etc/nsid.conf) */
+        const char *command;     /* the command running: set, list... (JSON's "nsid" member) */
         const char *machine_id;
         const char *app;
         bool json;
@@ -480,6 +482,7 @@ static json_object *result_json(const nsid_ns_id *nsid, pid_t pid, const set_res
 static void print_set_result(const nsid_ns_id *nsid, pid_t pid, const set_result *res) {
         if (arg.json) {
                 json_object *o = result_json(nsid, pid, res);
+                json_envelope_add(o, program, arg.command);
                 puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
                 json_object_put(o);
         } else if (res->identity[0])
@@ -1064,9 +1067,13 @@ static void print_table(row *rows, size_t n) {
                         json_object_object_add(o, "problem", json_object_new_boolean(w->problem));
                         json_object_array_add(a, o);
                 }
-                puts(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PRETTY |
-                                                               JSON_C_TO_STRING_SPACED));
-                json_object_put(a);
+                /* one document: what produced it, and the namespaces */
+                json_object *doc = json_object_new_object();
+                json_object_object_add(doc, "nsid", json_envelope_new(program, arg.command));
+                json_object_object_add(doc, "namespaces", a);
+                puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                                 JSON_C_TO_STRING_SPACED));
+                json_object_put(doc);
                 return;
         }
         printf("%-11s %-8s %-16s %-32s %-32s %-12s %s\n", "NETNS", "PID", "COMM", "CGROUP",
@@ -1579,6 +1586,7 @@ int main(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         cmd = argv[optind];
+        arg.command = cmd;
         argc -= optind;
         argv += optind;
 

@@ -317,6 +317,8 @@ assert c1["context"] == "container" and c1["domain"] == "c1.test", c1
 assert c1["requests"] >= 9 and c1["hits"] >= 2 and c1["misses"] >= 5 and c1["negatives"] >= 2, c1
 assert c1["latency_us"]["p99"] >= c1["latency_us"]["p50"] > 0, c1
 assert c1["users"] == 2 and c1["groups"] == 3, c1
+e = d["nsid"]
+assert e["schema"] == 1 and e["program"] == "nsid-idmapd" and e["command"] == "status" and e["time"].endswith("Z"), e
 PY
 
 # --- discovery and forgetting: ip netns (inotify on /run/netns) and processes; no fd leak ---

@@ -351,7 +351,9 @@ check "second reconcile sets nothing it saw before" [ -z "$newer" ]
 "$U" --json list > "$T/list.json"; rc=$?
 check "list --json is valid JSON with every netns" python3 -c "
 import json,sys
-a=json.load(open('$T/list.json'))
+d=json.load(open('$T/list.json'))
+assert d['nsid']['schema'] == 1 and d['nsid']['command'] == 'list' and d['nsid']['program'] == 'nsid-uniquifier', d['nsid']
+a=d['namespaces']
 inos={r['netns'] for r in a}
 assert $ia in inos and $(netns_ino "$u") in inos, inos
 assert all('identifier' in r and 'state' in r and 'source' in r for r in a)
@@ -428,11 +430,11 @@ unhold "$cs" "$cs2"
 
 # options anywhere (issue #32): the common ones after the command, as before it
 "$U" list --json > "$T/list2.json" 2>/dev/null
-check "list --json (the option after the command): JSON" python3 -c "import json; json.load(open('$T/list2.json'))"
+check "list --json (the option after the command): JSON" python3 -c "import json; json.load(open('$T/list2.json'))['namespaces']"
 oa=$(hold)
 "$U" set --pid "$oa" --key opt-after --dry-run --json --app nfs4 > "$T/set2.json" 2>/dev/null
 check "set ... --json --app nfs4 after the command's own options: one JSON object" \
-    python3 -c "import json; j = json.load(open('$T/set2.json')); assert j['state'] == 'would-set' or j['state'] == 'already-set', j"
+    python3 -c "import json; j = json.load(open('$T/set2.json')); assert j['state'] in ('would-set', 'already-set') and j['nsid']['command'] == 'set', j"
 unhold "$oa"
 
 # one vocabulary (issue #32): list --json says the states set --json says, the table's
@@ -442,7 +444,7 @@ check "list --json: every state is one of set --json's words, with its phrase as
     python3 -c "
 import json, sys
 words = {'set', 'would-set', 'already-set', 'too-late', 'no-nfs-client', 'refused', 'failed', 'unset', 'gone'}
-a = json.load(open('$T/list.json'))
+a = json.load(open('$T/list.json'))['namespaces']
 sys.exit(0 if a and all(x['state'] in words and x['state_text'] for x in a) else 1)"
 
 echo "1..$n"

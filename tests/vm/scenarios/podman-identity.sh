@@ -128,7 +128,7 @@ check "the annotation is ignored: not web-1's identifier ($id5)" sh -c "echo '$i
 cid5=$(podman inspect --format '{{.Id}}' web5)
 check "the registry keys it by its container id" sh -c \
   "nsid-uniquifier --json list | python3 -c 'import json,sys
-d=json.load(sys.stdin); e=[x for x in d if x.get(\"identifier\")==\"$id5\"]
+d=json.load(sys.stdin)[\"namespaces\"]; e=[x for x in d if x.get(\"identifier\")==\"$id5\"]
 assert e and e[0].get(\"source\")==\"container-id\", e' 2>&1 || nsid-uniquifier --json list"
 rm -f "$ETC_HOOK"
 check "netns pod-7" podman_netns 7
