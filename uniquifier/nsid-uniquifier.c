@@ -65,6 +65,7 @@ static struct {
         const char *registry_path;
         const char *config_path; /* --config: nsid.conf (default /etc/nsid.conf) */
         const char *command;     /* the command running: set, list... (JSON's "nsid" member) */
+        bool no_legend;          /* --no-legend: tables without their header line */
         const char *machine_id;
         const char *app;
         bool json;
@@ -547,13 +548,54 @@ static void help(void) {
                "  --timeout MS       per-namespace worker / stdin timeout (default 10000)\n"
                "  --json             machine-readable output\n"
                "  -q, --quiet        no notes on stderr\n"
+               "      --no-legend    tables without their header line (list, check, reconcile)\n"
                "  -v, --verbose      debug messages\n"
-               "  -h, --help         this help\n"
+               "  -h, --help         this help (COMMAND --help: that command's)\n"
                "      --version      version\n"
+               "Options may come before or after the command.\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage, 3 refused (different identifier set),\n"
                "4 too late (NFS already mounted), 5 check found problems.\n",
                program, EXIT_PROBLEMS, NSID_STATE_DIR, NSID_REGISTRY_FILE);
+}
+
+/* `nsid-uniquifier COMMAND --help`: that command's arguments and exit status; the common
+ * options are the global help's. */
+static void command_help(void) {
+        static const struct {
+                const char *name, *text;
+        } cmds[] = {
+                { "set", "set [--pid PID | --netns PATH] [--key K | --container-id ID] [--name N]\n"
+                         "    [--force] [--dry-run] [--replace-key]\n"
+                         "Set one network namespace's identifier (default: this process's).\n"
+                         "  --pid PID, --netns PATH   the namespace\n"
+                         "  --key K, --container-id ID  the container key (default: its\n"
+                         "                            /etc/machine-id, else random)\n"
+                         "  --force                   replace a different identifier\n"
+                         "  --dry-run                 change nothing, record nothing\n"
+                         "  --replace-key             replace the key recorded for the namespace\n"
+                         "Exit status: 0 set or already set, 3 refused, 4 too late, 1 failure.\n" },
+                { "oci-hook", "oci-hook [--no-annotation-key]\n"
+                              "The OCI createRuntime hook: the container's state JSON on stdin.\n"
+                              "Exit status: 0 (a foreign identifier is left alone), 1 failure.\n" },
+                { "lxc-hook", "lxc-hook [--no-name-key] [NAME lxc start-host]\n"
+                              "LXC's start-host hook: LXC_PID and LXC_NAME from the environment.\n"
+                              "Exit status: 0, 1 failure.\n" },
+                { "reconcile", "reconcile [--include-host] [--dry-run]\n"
+                               "Set every network namespace whose identifier is unset.\n"
+                               "Exit status: 0, 1 failure.\n" },
+                { "list", "list [--include-host]\nShow every network namespace; change nothing.\n"
+                          "Exit status: 0, 1 failure.\n" },
+                { "check", "check [--include-host]\nLike list; exit 5 on duplicate identifiers, or\n"
+                           "unset ones under NFS mounts.\n" },
+        };
+        for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+                if (arg.command && strcmp(arg.command, cmds[i].name) == 0) {
+                        printf("Usage: %s [OPTIONS] %s\nOPTIONS: the common ones (%s --help).\n",
+                               program, cmds[i].text, program);
+                        return;
+                }
+        help();
 }
 
 static int cmd_set(int argc, char **argv) {
@@ -619,7 +661,7 @@ static int cmd_set(int argc, char **argv) {
                         flags |= SET_REPLACE_KEY;
                         break;
                 case 'h':
-                        help();
+                        command_help();
                         return EXIT_OK;
                 default:
                         return EXIT_USAGE;
@@ -782,7 +824,7 @@ static int cmd_oci_hook(int argc, char **argv) {
         arg.syslog = true;
         for (int i = 1; i < argc; i++) {
                 if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                        help();
+                        command_help();
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--no-annotation-key") == 0)
                         use_annotation = false;
@@ -850,7 +892,7 @@ static int cmd_lxc_hook(int argc, char **argv) {
          * start-host" (lxc.hook.version 0) or nothing (1); the environment is what counts. */
         for (int i = 1; i < argc && argv[i][0] == '-'; i++) {
                 if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                        help();
+                        command_help();
                         return EXIT_OK;
                 } else if (strcmp(argv[i], "--no-name-key") == 0)
                         name_key = false;
@@ -1076,8 +1118,9 @@ static void print_table(row *rows, size_t n) {
                 json_object_put(doc);
                 return;
         }
-        printf("%-11s %-8s %-16s %-32s %-32s %-12s %s\n", "NETNS", "PID", "COMM", "CGROUP",
-               "IDENTIFIER", "SOURCE", "STATE");
+        if (!arg.no_legend)
+                printf("%-11s %-8s %-16s %-32s %-32s %-12s %s\n", "NETNS", "PID", "COMM", "CGROUP",
+                       "IDENTIFIER", "SOURCE", "STATE");
         for (size_t i = 0; i < n; i++) {
                 row *w = &rows[i];
                 char pid[16], comm[64], cgb[4096];
@@ -1166,7 +1209,7 @@ static int cmd_scan(int argc, char **argv, int mode) {
                         arg.json = true;
                         break;
                 case 'h':
-                        help();
+                        command_help();
                         return EXIT_OK;
                 default:
                         return EXIT_USAGE;
@@ -1508,6 +1551,7 @@ int main(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
+                { "no-legend", no_argument, NULL, 'L' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 {},
@@ -1557,6 +1601,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'v':
                         arg.verbose = true;
+                        break;
+                case 'L':
+                        arg.no_legend = true;
                         break;
                 case 'h':
                         help();
@@ -1612,6 +1659,7 @@ int main(int argc, char **argv) {
                 help();
                 return EXIT_OK;
         }
-        errorf("unknown command '%s'; try '%s --help'", cmd, program);
+        errorf("unknown command '%s' (commands: set, oci-hook, lxc-hook, reconcile, list, check); "
+               "try '%s --help'", cmd, program);
         return EXIT_USAGE;
 }

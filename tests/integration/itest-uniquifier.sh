@@ -437,6 +437,16 @@ check "set ... --json --app nfs4 after the command's own options: one JSON objec
     python3 -c "import json; j = json.load(open('$T/set2.json')); assert j['state'] in ('would-set', 'already-set') and j['nsid']['command'] == 'set', j"
 unhold "$oa"
 
+# per-command help, unknown commands named, --no-legend (issue #32)
+"$U" set --help > "$T/o" 2>&1
+check "set --help: set's own usage, not the global list of commands" \
+    bash -c "grep -q -- '--replace-key' '$T/o' && ! grep -q '^Commands:' '$T/o'"
+"$U" frob > "$T/o" 2>&1; rc=$?
+check "an unknown command: exit 2, the commands named" \
+    bash -c "[ $rc = 2 ] && grep -q \"unknown command 'frob' (commands: set, oci-hook, lxc-hook, reconcile, list, check)\" '$T/o'"
+"$U" list --no-legend > "$T/o" 2>/dev/null
+check "list --no-legend: rows only" bash -c "! grep -q '^NETNS' '$T/o' && grep -qE '^[0-9]+ ' '$T/o'"
+
 # one vocabulary (issue #32): list --json says the states set --json says, the table's
 # phrase beside them
 "$U" --json list > "$T/list.json" 2>/dev/null
