@@ -114,6 +114,24 @@ void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
                 ns->stats.failures++;
 }
 
+/* A netns answered in the host's context because its process shares the host's mount
+ * namespace (a process that entered a pre-made netns, as CNI's are made): that process may
+ * take a mount namespace and files of its own at any moment, and nothing else would notice
+ * while it lives (issue #28, "the right root": it kept the host's answers). Checked at each
+ * request, one open of its /proc/PID/ns/mnt: once it has left, the netns is classified again
+ * before the request is answered, and what was cached for it goes. */
+static void recheck_host_context(dm_ns *ns) {
+        if (!ns->is_host || ns->initial || !ns->proc || is_initial_ns(ns->proc, NSID_NS_MNT) != 0)
+                return;
+        dm_resolver_release(ns->resolver);
+        ns->resolver = NULL;
+        size_t dropped = dm_cache_flush(ns->cache);
+        classify(ns, NULL);
+        dm_log(LOG_INFO, ns, "its process left the host's mount namespace: now answered in the "
+               "%s context (%zu cached answers dropped)", ns->is_host ? "host" : "container",
+               dropped);
+}
+
 int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused_ret,
                uint32_t *unused_ttl) {
         dm_answer a;
@@ -121,6 +139,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
         int64_t now = dm_now_us();
         int r;
 
+        recheck_host_context(ns);
         ns->stats.requests++;
         ns->last_request_us = now;
         tmpl->ns = ns;

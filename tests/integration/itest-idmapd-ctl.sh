@@ -94,6 +94,7 @@ mkc c2 4002 c2.test
 mkc u1 1000 u1.test 'bob:x:1001:1001::/:/bin/sh
 '
 mkc slow 5000 slow.test
+mkc rr 4050 rr.test
 awk 'BEGIN { for (i = 0; i < 450000; i++) printf "u%d:x:%d:%d::/:/bin/sh\n", i, 100000 + i, 100000 + i }' >>"$T/slow/passwd"
 
 # start a container: its own mount namespace with the files bind-mounted, its own netns;
@@ -320,6 +321,37 @@ assert c1["users"] == 2 and c1["groups"] == 3, c1
 e = d["nsid"]
 assert e["schema"] == 1 and e["program"] == "nsid-idmapd" and e["command"] == "status" and e["time"].endswith("Z"), e
 PY
+
+# --- the right root (issue #28): a pre-made netns (as CNI makes them) whose first process
+# enters it in the host's mount namespace, is answered in the host's context, then takes a
+# mount namespace and files of its own. From its next request on it is answered from those
+# (before: the host's answers for as long as that process lived). ---
+rr="nsidrr$$"
+ip netns add "$rr"; netns+=("$rr")
+nsenter --net="/run/netns/$rr" sh -c "
+        echo in >'$T/ready/rr-in'
+        while [ ! -e '$T/ready/rr-go' ]; do sleep 0.05; done
+        exec unshare -m --propagation private sh -c \"
+                mount --bind '$T/rr/passwd' /etc/passwd &&
+                mount --bind '$T/rr/group' /etc/group &&
+                mount --bind '$T/rr/idmapd.conf' /etc/idmapd.conf &&
+                echo ready >'$T/ready/rr' && exec sleep 1000\"" </dev/null >"$T/rr.out" 2>&1 &
+RRP=$!
+pids+=("$RRP")
+wait_for 10 test -e "$T/ready/rr-in" || fail "the rr process did not start: $(cat "$T/rr.out")"
+rrino=$(stat -L -c %i "/run/netns/$rr")
+adopted() { grep -qE "netns:\[$rrino\].*(its first process appeared: now answered in the host context|\] discovered \(host context)" "$T/daemon.log"; }
+wait_for 10 adopted && pass "the pre-made netns's first process, in the host's mount namespace: host context" ||
+        fail "the rr netns was not adopted in the host context: $(grep "$rrino" "$T/daemon.log" | tail -3)"
+expect "lookup netns:$rrino user 0" "ok root@host.test 600 resolved"
+touch "$T/ready/rr-go"
+wait_for 10 test -e "$T/ready/rr" || fail "the rr process did not take its own files: $(cat "$T/rr.out")"
+expect "lookup netns:$rrino uid alice@rr.test" "ok 4050 600 resolved"
+expect "lookup netns:$rrino user 0" "ok root@rr.test 600 resolved"
+grep -q "netns:\[$rrino\].*its process left the host's mount namespace: now answered in the container context" "$T/daemon.log" &&
+        pass "the change is logged" || fail "no log line about the rr netns's new context"
+kill -9 "$RRP" 2>/dev/null || true
+wait "$RRP" 2>/dev/null || true
 
 # --- discovery and forgetting: ip netns (inotify on /run/netns) and processes; no fd leak ---
 for i in 1 2 3 4 5; do n="nsidt$$-$i"; ip netns add "$n"; netns+=("$n"); done
