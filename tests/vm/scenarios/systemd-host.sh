@@ -149,6 +149,10 @@ check_eq "nfs-idmapd.service skipped by its condition" "no" \
   "$(systemctl show -p ConditionResult --value nfs-idmapd.service)"
 check_eq "after the restart: the same answers" "$WANT" "$(serving)"
 journalctl -u nfs-idmapd.service --no-pager -o cat 2>/dev/null | tail -n 2 | while read -r l; do note "nfs-idmapd: $l"; done
+pid=$(main_pid nsid-idmapd.service)
+check "systemctl restart nfs-client.target" timeout 120 systemctl restart nfs-client.target
+check_eq "nsid-idmapd still active, the same process, after nfs-client.target" "active $pid" \
+  "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
 
 systemctl stop nfs-server.service nsid-idmapd.service
 check "both stopped; then systemctl start nfs-server alone" timeout 120 systemctl start nfs-server.service
