@@ -11,6 +11,10 @@
 #   c2: files only, but its idmapd.conf says `Method = static,nsswitch` and [Static] maps
 #       labcarol@lab.example to its labstatic (4222); labcarol is 4202 and labalice 4201 in
 #       its passwd, labteam 4211 in its group
+#   c3: nsswitch.conf `files ldap`, nslcd (nss-pam-ldapd) running in it against Debian's
+#       slapd in the guest (ldap://192.0.2.1:3890/): labalice 4301, labcarol 4302, labteam
+#       4311 only in the directory (when slapd and nslcd are installed; else said, and c3
+#       is left out)
 # On the export: alice (1501:1601) and carol (1502:1502) per phase.
 #   1. baseline: no request-key rule for id_resolver (nfs-common's diverted away), rpc.idmapd
 #      -C on the idmap pipes of c1, c2 and the host; the kernel's ID key cache is emptied
@@ -22,7 +26,7 @@
 # store the server's labalice:labteam, and the daemon says c1 and c2 are answered by their
 # name service (status answered_by = nss).
 # lab-test: 6.1 6.12
-# lab-cost: 50
+# lab-cost: 70
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
@@ -69,6 +73,73 @@ Method = static,nsswitch
 labcarol@$D = labstatic
 EOF
 
+# c3: files without the three, its directory through nslcd
+HAVE_LDAP=0
+command -v slapd >/dev/null && command -v nslcd >/dev/null && [ -e /usr/lib/x86_64-linux-gnu/libnss_ldap.so.2 ] &&
+  getent passwd nslcd >/dev/null && HAVE_LDAP=1
+if [ "$HAVE_LDAP" = 1 ]; then
+  demo_users_file "$W/passwd-c3" /etc/passwd "labnone=4399" && demo_users_file "$W/group-c3" /etc/group "labnone=4399" &&
+    sed -i '/^lab\(alice\|carol\):/d' "$W/passwd-c3" && sed -i '/^lab\(alice\|carol\|team\):/d' "$W/group-c3" ||
+    bail "cannot write c3's files"
+  sed -e 's/^passwd:.*/passwd: files ldap/' -e 's/^group:.*/group: files ldap/' /etc/nsswitch.conf > "$W/nsswitch-c3"
+  printf 'uid nslcd\ngid nslcd\nuri ldap://%s:3890/\nbase dc=dir,dc=test\n' "$LAB_SERVER_IP" > "$W/nslcd-c3.conf"
+  chmod 640 "$W/nslcd-c3.conf" && chgrp nslcd "$W/nslcd-c3.conf"
+  mkdir -p "$W/run-nslcd-c3" && chown nslcd:nslcd "$W/run-nslcd-c3"
+  mkdir -m 700 "$W/ldapdb"
+  cat > "$W/slapd.conf" <<CONF
+include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/nis.schema
+pidfile $W/slapd.pid
+modulepath /usr/lib/ldap
+moduleload back_mdb
+database mdb
+suffix "dc=dir,dc=test"
+rootdn "cn=admin,dc=dir,dc=test"
+directory $W/ldapdb
+index objectClass eq
+index uid,uidNumber,gidNumber,memberUid,cn eq
+CONF
+  cat > "$W/data.ldif" <<LDIF
+dn: dc=dir,dc=test
+objectClass: dcObject
+objectClass: organization
+o: dir
+dc: dir
+
+dn: uid=labalice,dc=dir,dc=test
+objectClass: account
+objectClass: posixAccount
+uid: labalice
+cn: lab alice
+uidNumber: 4301
+gidNumber: 4311
+homeDirectory: /nonexistent
+
+dn: uid=labcarol,dc=dir,dc=test
+objectClass: account
+objectClass: posixAccount
+uid: labcarol
+cn: lab carol
+uidNumber: 4302
+gidNumber: 4302
+homeDirectory: /nonexistent
+
+dn: cn=labteam,dc=dir,dc=test
+objectClass: posixGroup
+cn: labteam
+gidNumber: 4311
+
+dn: cn=labcarol,dc=dir,dc=test
+objectClass: posixGroup
+cn: labcarol
+gidNumber: 4302
+LDIF
+else
+  note "slapd or nslcd (nss-pam-ldapd) not installed (scripts/install-deps all): no c3"
+fi
+CS="c1 c2"; [ "$HAVE_LDAP" = 1 ] && CS="c1 c2 c3"
+
 # ---- server, containers, the baseline's daemons -------------------------------------------------
 check "knfsd started" nfs_server_start off || bail "no server"
 check "name mapping on; knfsd's channels answered by rpc.idmapd -S with the server's passwd" \
@@ -80,6 +151,23 @@ check "c1 created: nsswitch files systemd, labalice only in its /etc/userdb" \
 check "c2 created: idmapd.conf Method = static,nsswitch, [Static] labcarol@$D = labstatic" \
   container_create c2 --passwd "$W/passwd-c2" --group "$W/group-c2" \
     --bind "$W/idmapd-c2.conf:/etc/idmapd.conf" || bail "no c2"
+if [ "$HAVE_LDAP" = 1 ]; then
+  check "slapd: the directory loaded" slapadd -q -f "$W/slapd.conf" -l "$W/data.ldif" || bail "slapadd"
+  slapd -d 0 -h "ldap://$LAB_SERVER_IP:3890/" -f "$W/slapd.conf" </dev/null >"$LOGS/slapd.out" 2>&1 &
+  check "slapd up on $LAB_SERVER_IP:3890" wait_for 60 ldapsearch -x -LLL -H "ldap://$LAB_SERVER_IP:3890/" -b dc=dir,dc=test uid=labalice dn ||
+    bail "no slapd"
+  check "c3 created: nsswitch files ldap, its own nslcd.conf" \
+    container_create c3 --passwd "$W/passwd-c3" --group "$W/group-c3" \
+      --bind "$W/nsswitch-c3:/etc/nsswitch.conf" --bind "$W/nslcd-c3.conf:/etc/nslcd.conf" \
+      --bind "$W/run-nslcd-c3:/run/nslcd" || bail "no c3"
+  # (nslcd forks into the background inside c3's namespaces)
+  container_exec c3 nslcd </dev/null >"$LOGS/nslcd-c3.out" 2>&1
+  check "c3: nslcd answers (getent passwd labalice)" wait_for 30 container_exec c3 getent passwd labalice ||
+    note "nslcd: $(tail -n 5 "$LOGS/nslcd-c3.out")"
+  check_eq "c3: getent passwd labalice, group labteam (nslcd, the directory)" "4301 4311" \
+    "$(container_exec c3 getent passwd labalice | cut -d: -f3) $(container_exec c3 getent group labteam | cut -d: -f3)"
+  check "c3's passwd file has no labalice" sh -c "! grep -q '^labalice:' '$W/passwd-c3'"
+fi
 
 field() { cut -d: -f"$1"; }
 c1_files_lack() { ! container_exec c1 grep -q '^labalice:' /etc/passwd && ! container_exec c1 grep -q '^labteam:' /etc/group; }
@@ -102,7 +190,7 @@ rpcidmapd_in() { # key log: rpc.idmapd -C on the container's own idmap pipes (de
   echo "$pid" > "$LAB_CROOT/$key/rpc.idmapd.pid"
   wait_for 10 sh -c "ls -l /proc/$pid/fd 2>/dev/null | grep -q inotify"
 }
-for k in c1 c2; do
+for k in $CS; do
   check "baseline: rpc.idmapd -C on $k's own pipes" rpcidmapd_in "$k" "$LOGS/rpc.idmapd-$k.log" || bail "no rpc.idmapd in $k"
 done
 rpc.idmapd -f -C -p /var/lib/nfs/rpc_pipefs </dev/null >/dev/null 2>>"$LOGS/rpc.idmapd-host.log" &
@@ -113,7 +201,7 @@ check "baseline: rpc.idmapd -C on the host's pipes" \
 HMNT=/mnt/host-nfs
 mkdir -p "$HMNT"
 check "host mounts the export" timeout 30 mount -t nfs4 -o vers=4.2 "$LAB_SERVER_IP:/" "$HMNT" || bail "host mount"
-for k in c1 c2; do check "$k mounts the export" container_mount "$k" vers=4.2 || bail "$k mount"; done
+for k in $CS; do check "$k mounts the export" container_mount "$k" vers=4.2 || bail "$k mount"; done
 
 srv_files() { # dir: the server's alice (labalice:labteam) and carol (labcarol:labcarol), ch (root)
   mkdir -p "$LAB_EXPORT/$1"
@@ -139,7 +227,7 @@ chown_c1() { # dir: c1 chowns dir/ch to labalice:labteam by name (its NSS); the 
 # ---- 1. baseline: rpc.idmapd in each namespace --------------------------------------------------
 srv_files base
 declare -A B N1 N2
-for who in c1 c2 host; do
+for who in $CS host; do
   check "baseline: ID key cache emptied before $who looks" demo_keys_clear
   B[$who]=$(owners "$who" base)
 done
@@ -151,8 +239,10 @@ check_eq "baseline: rpc.idmapd in c1 gives labalice's file as its userdb's 4011:
 check_eq "baseline: rpc.idmapd in c2 gives labcarol's file its static labstatic (uid 4222)" 4222 "$(echo "${B[c2]}" | cut -d' ' -f2 | cut -d: -f1)"
 check_eq "baseline: the host's rpc.idmapd gives the server's owners" "1501:1601 1502:1502" "${B[host]}"
 check_eq "baseline: c1's chown labalice:labteam is stored as the server's 1501:1601" 1501:1601 "${B[chown]}"
+[ "$HAVE_LDAP" = 1 ] && check_eq "baseline: rpc.idmapd in c3 gives its directory's 4301:4311 4302:4302" \
+  "4301:4311 4302:4302" "${B[c3]}"
 
-for k in c1 c2; do check "baseline: rpc.idmapd in $k stopped" demo_rpcidmapd_stop "$k"; done
+for k in $CS; do check "baseline: rpc.idmapd in $k stopped" demo_rpcidmapd_stop "$k"; done
 kill "$HOST_IDMAPD" 2>/dev/null
 check "baseline: the host's rpc.idmapd stopped" wait_for 10 sh -c "! kill -0 $HOST_IDMAPD 2>/dev/null"
 check "ID key cache emptied between the phases" demo_keys_clear
@@ -176,11 +266,11 @@ check "it found c1's and c2's mounts and serves their idmap pipes" wait_for 20 s
 
 srv_files nsid1
 srv_files nsid2
-for who in host c1 c2; do N1[$who]=$(owners "$who" nsid1); done
-for who in c2 c1 host; do N2[$who]=$(owners "$who" nsid2); done
+for who in host $CS; do N1[$who]=$(owners "$who" nsid1); done
+for who in $(echo $CS | tr ' ' '\n' | tac) host; do N2[$who]=$(owners "$who" nsid2); done
 N1[chown]=$(chown_c1 nsid1)
 N1[chown_c1]=$(container_exec c1 stat -c %u:%g /mnt/nfs/nsid1/ch 2>>"$W/err")
-for who in c1 c2 host; do
+for who in $CS host; do
   check_eq "nsid, host first: $who sees what rpc.idmapd in it gave" "${B[$who]}" "${N1[$who]}"
   check_eq "nsid, containers first: $who sees what rpc.idmapd in it gave" "${B[$who]}" "${N2[$who]}"
 done
@@ -199,6 +289,12 @@ check_eq "status: c1 answered by its name service (passwd files systemd)" "nss f
   "$(st "$I1" answered_by) $(st "$I1" passwd_sources)"
 check_eq "status: c2 answered by its name service (its idmapd.conf's methods)" "nss True" \
   "$(st "$I2" answered_by) $(st "$I2" idmapd_conf_methods)"
+if [ "$HAVE_LDAP" = 1 ]; then
+  I3=$(netns_ino c3)
+  check_eq "nsid: c3 sees alice and carol as its directory's (nslcd)" "4301:4311 4302:4302" "${N1[c3]}"
+  check_eq "status: c3 answered by its name service (passwd files ldap)" "nss files ldap" \
+    "$(st "$I3" answered_by) $(st "$I3" passwd_sources)"
+fi
 "$DM_BIN" --socket="$DM_SOCK" --status --json > "$LOGS/nsid-idmapd-status.json" 2>&1
 grep -E "answered by its own name service|nsid-nss-query|name service" "$DM_LOG" | tail -n 8 |
   while read -r l; do note "daemon: $l"; done
@@ -213,8 +309,8 @@ check "no resolver thread left busy at exit (a leaked resolver never stops)" \
 row() { printf '# %-5s %-6s %-10s %-12s %-12s %-10s %s\n' "$@"; }
 note "uid:gid of alice (server 1501:1601) and carol (server 1502:1502) as stat shows them"
 row who file expected rpc.idmapd "nsid(host1st)" "nsid(reverse)" ""
-for who in host c1 c2; do
-  case $who in host) e="1501:1601 1502:1502" ;; c1) e="4011:4111 4102:4102" ;; c2) e="4201:4211 4222:4222" ;; esac
+for who in host $CS; do
+  case $who in host) e="1501:1601 1502:1502" ;; c1) e="4011:4111 4102:4102" ;; c2) e="4201:4211 4222:4222" ;; c3) e="4301:4311 4302:4302" ;; esac
   for i in 1 2; do
     f=$([ $i = 1 ] && echo alice || echo carol)
     b=$(echo "${B[$who]}" | cut -d' ' -f$i) n=$(echo "${N1[$who]}" | cut -d' ' -f$i) m=$(echo "${N2[$who]}" | cut -d' ' -f$i)
