@@ -3,6 +3,7 @@
 #ifndef NSID_FILE_INTERNAL_H
 #define NSID_FILE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* nsid_file_read_in_root() into the caller's buf of max_size + 1 bytes (NUL-terminated; more
@@ -21,5 +22,15 @@ int file_read_in_root_buf(int rootfd, const char *path, char *buf, size_t max_si
  * chroot outside a worker). Async-signal-safe. */
 int file_procfs_open_self_fd(void);
 void file_procfs_set(int fd);
+
+/* A new file of mode 0600 in directory dfd, written and then given its name: O_TMPFILE (no
+ * name until tmpfile_name()) where the file system has it, else a file made at tmpname with
+ * O_EXCL (overlayfs before Linux 6.6, some network file systems: EOPNOTSUPP; seen under the
+ * 6.1 lab kernel, where `nsidctl host-secret new` failed in /var/lib). *ret_named says which.
+ * The fd, or -errno. */
+int tmpfile_open(int dfd, const char *tmpname, bool *ret_named);
+/* Make the file of fd (from tmpfile_open()) present as tmpname in dfd: a link of the
+ * O_TMPFILE (never replacing: -EEXIST), or nothing when it is there already. */
+int tmpfile_name(int dfd, int fd, bool named, const char *tmpname);
 
 #endif

@@ -364,3 +364,27 @@ _public_ int nsid_proc_read_root_file(const nsid_proc *p, const char *path, size
                 *ret_stat = st;
         return 0;
 }
+
+int tmpfile_open(int dfd, const char *tmpname, bool *ret_named) {
+        int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+                *ret_named = false;
+                return fd;
+        }
+        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+                return -errno;
+        fd = openat(dfd, tmpname, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        *ret_named = true;
+        return fd;
+}
+
+int tmpfile_name(int dfd, int fd, bool named, const char *tmpname) {
+        char procpath[64];
+
+        if (named)
+                return 0;
+        snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", fd);
+        return linkat(AT_FDCWD, procpath, dfd, tmpname, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hmac-internal.h"
+#include "file-internal.h"
 #include "hostsecret-internal.h"
 #include "log-internal.h"
 #include "macro.h"
@@ -174,30 +175,31 @@ static int fp_read(int dfd, fingerprint *ret) {
  * link), mode 0600. */
 static int write_atomic(int dfd, const char *name, const void *data, size_t size) {
         _cleanup_close_ int fd = -EBADF;
-        char procpath[64], tmp[128];
+        char tmp[128];
+        bool named;
         int r;
 
-        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return negative_errno();
-        if (fchmod(fd, 0600) < 0)
-                return negative_errno();
-        if (write(fd, data, size) != (ssize_t) size)
-                return errno > 0 ? -errno : -EIO;
-        if (fsync(fd) < 0)
-                return negative_errno();
-        snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", fd);
         snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long) getpid());
         (void) unlinkat(dfd, tmp, 0);
-        if (linkat(AT_FDCWD, procpath, dfd, tmp, AT_SYMLINK_FOLLOW) < 0)
-                return negative_errno();
+        fd = tmpfile_open(dfd, tmp, &named);
+        if (fd < 0)
+                return fd;
+        if (fchmod(fd, 0600) < 0 || write(fd, data, size) != (ssize_t) size || fsync(fd) < 0) {
+                r = errno > 0 ? -errno : -EIO;
+                goto fail;
+        }
+        r = tmpfile_name(dfd, fd, named, tmp);
+        if (r < 0)
+                goto fail;
         if (renameat(dfd, tmp, dfd, name) < 0) {
                 r = negative_errno();
-                (void) unlinkat(dfd, tmp, 0);
-                return r;
+                goto fail;
         }
         (void) fsync(dfd);
         return 0;
+fail:
+        (void) unlinkat(dfd, tmp, 0);
+        return r;
 }
 
 static int fp_write(int dfd, const fingerprint *fp) {
@@ -353,20 +355,22 @@ _public_ int nsid_host_secret_new(const char *machine_id_path, const char *state
         snprintf(newtmp, sizeof(newtmp), ".host-secret.new.%ld", (long) getpid());
         (void) unlinkat(dfd, newtmp, 0);
         {
-                _cleanup_close_ int tfd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-                char procpath[64];
+                bool named;
+                _cleanup_close_ int tfd = tmpfile_open(dfd, newtmp, &named);
                 if (tfd < 0)
-                        return negative_errno();
-                if (RAND_priv_bytes(secret, sizeof(secret)) != 1)
+                        return tfd;
+                if (RAND_priv_bytes(secret, sizeof(secret)) != 1) {
+                        (void) unlinkat(dfd, newtmp, 0);
                         return -EIO;
+                }
                 if (fchmod(tfd, 0600) < 0 || write(tfd, secret, 16) != 16 || fsync(tfd) < 0) {
                         r = errno > 0 ? -errno : -EIO;
                         OPENSSL_cleanse(secret, sizeof(secret));
+                        (void) unlinkat(dfd, newtmp, 0);
                         return r;
                 }
-                snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", tfd);
-                if (linkat(AT_FDCWD, procpath, dfd, newtmp, AT_SYMLINK_FOLLOW) < 0) {
-                        r = negative_errno();
+                r = tmpfile_name(dfd, tfd, named, newtmp);
+                if (r < 0) {
                         OPENSSL_cleanse(secret, sizeof(secret));
                         return r;
                 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "file-internal.h"
 #include "hostsecret-internal.h"
 #include "log-internal.h"
 #include "macro.h"
@@ -67,17 +68,24 @@ int host_secret_read_file(int dfd, uint8_t ret[16]) {
 
 int host_secret_create_file(int dfd, uint8_t ret[16]) {
         _cleanup_close_ int fd = -EBADF;
-        char procpath[64];
+        char tmp[64];
         uint8_t b[16];
+        bool named;
         int r;
 
-        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", HOST_SECRET_FILE, (long) getpid());
+        (void) unlinkat(dfd, tmp, 0);
+        fd = tmpfile_open(dfd, tmp, &named);
         if (fd < 0)
-                return negative_errno();
-        if (fchmod(fd, 0600) < 0)
-                return negative_errno();
-        if (RAND_priv_bytes(b, sizeof(b)) != 1)
-                return -EIO;
+                return fd;
+        if (fchmod(fd, 0600) < 0) {
+                r = negative_errno();
+                goto out;
+        }
+        if (RAND_priv_bytes(b, sizeof(b)) != 1) {
+                r = -EIO;
+                goto out;
+        }
         if (write(fd, b, sizeof(b)) != (ssize_t) sizeof(b)) {
                 r = errno > 0 ? -errno : -EIO;
                 goto out;
@@ -86,9 +94,11 @@ int host_secret_create_file(int dfd, uint8_t ret[16]) {
                 r = negative_errno();
                 goto out;
         }
-        snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", fd);
+        r = tmpfile_name(dfd, fd, named, tmp);
+        if (r < 0)
+                goto out;
         /* linkat() never replaces: a concurrent creator's file wins and is read back. */
-        if (linkat(AT_FDCWD, procpath, dfd, HOST_SECRET_FILE, AT_SYMLINK_FOLLOW) < 0) {
+        if (linkat(dfd, tmp, dfd, HOST_SECRET_FILE, 0) < 0) {
                 r = negative_errno();
                 goto out;
         }
@@ -96,6 +106,7 @@ int host_secret_create_file(int dfd, uint8_t ret[16]) {
         memcpy(ret, b, 16);
         r = 0;
 out:
+        (void) unlinkat(dfd, tmp, 0);
         OPENSSL_cleanse(b, sizeof(b));
         return r;
 }
