@@ -130,23 +130,8 @@ PY
 pipelined() { ms=$(python3 "$T/ctl.py" "$S" <"$1" 3>&1 >"$2"); }
 
 # --- the directory: slapd with its own configuration and database under $T ---
-mkdir -m 700 "$T/ldapdb"
-cat >"$T/slapd.conf" <<CONF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/nis.schema
-pidfile $T/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-sizelimit unlimited
-database mdb
-maxsize 268435456
-suffix "dc=dir,dc=test"
-rootdn "cn=admin,dc=dir,dc=test"
-directory $T/ldapdb
-index objectClass eq
-index uid,uidNumber,gidNumber,memberUid,cn eq
-CONF
+. "$src/../vm/lib/slapd.sh"
+slapd_conf "$T"
 python3 - >"$T/data.ldif" <<'PY'
 out = ["dn: dc=dir,dc=test\nobjectClass: dcObject\nobjectClass: organization\no: dir\ndc: dir\n",
        "dn: ou=people,dc=dir,dc=test\nobjectClass: organizationalUnit\nou: people\n",

@@ -71,23 +71,8 @@ note "kernel $(uname -r); $N files a pass, passes: $ORDER; warm: median of $WARM
 note "nsid-idmapd $(stat -c '%y' "$DM_BIN" | cut -c1-19), nsid-idmap $(stat -c '%y' "$LAB_BUILD/idmapd/nsid-idmap" | cut -c1-19)"
 
 # ---- the directory: slapd with 10,000 users and 10,000 groups --------------------------------
-mkdir -m 700 "$W/ldapdb"
-cat > "$W/slapd.conf" <<CONF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/nis.schema
-pidfile $W/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-sizelimit unlimited
-database mdb
-maxsize 268435456
-suffix "dc=dir,dc=test"
-rootdn "cn=admin,dc=dir,dc=test"
-directory $W/ldapdb
-index objectClass eq
-index uid,uidNumber,gidNumber,memberUid,cn eq
-CONF
+. "$LAB_LIB/slapd.sh"
+slapd_conf "$W"
 python3 - "$USERS" > "$W/data.ldif" <<'PY'
 import sys
 n = int(sys.argv[1])

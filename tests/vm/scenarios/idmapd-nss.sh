@@ -85,21 +85,8 @@ if [ "$HAVE_LDAP" = 1 ]; then
   printf 'uid nslcd\ngid nslcd\nuri ldap://%s:3890/\nbase dc=dir,dc=test\n' "$LAB_SERVER_IP" > "$W/nslcd-c3.conf"
   chmod 640 "$W/nslcd-c3.conf" && chgrp nslcd "$W/nslcd-c3.conf"
   mkdir -p "$W/run-nslcd-c3" && chown nslcd:nslcd "$W/run-nslcd-c3"
-  mkdir -m 700 "$W/ldapdb"
-  cat > "$W/slapd.conf" <<CONF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/nis.schema
-pidfile $W/slapd.pid
-modulepath /usr/lib/ldap
-moduleload back_mdb
-database mdb
-suffix "dc=dir,dc=test"
-rootdn "cn=admin,dc=dir,dc=test"
-directory $W/ldapdb
-index objectClass eq
-index uid,uidNumber,gidNumber,memberUid,cn eq
-CONF
+  . "$LAB_LIB/slapd.sh"
+  slapd_conf "$W"
   cat > "$W/data.ldif" <<LDIF
 dn: dc=dir,dc=test
 objectClass: dcObject
