@@ -22,8 +22,8 @@
 #   2. nsid, the package's default set-up: nsid's request-key rule (nsid-idmap.conf),
 #      nsid-idmapd with no configuration file, no rpc.idmapd on the client side; the host
 #      looks first, then c1, c2 (new files), then the other way round; c1 chowns again.
-# Each answer must be the baseline's, c1's and c2's differ from the host's, the chowns
-# store the server's labalice:labteam, and the daemon says c1 and c2 are answered by their
+# Each answer must be the baseline's, c1's and c2's differ from the host's, each
+# container's chown of a file to ITS labalice:labteam stores the server's labalice:labteam, and the daemon says c1 and c2 are answered by their
 # name service (status answered_by = nss).
 # lab-test: 6.1 6.12
 # lab-cost: 70
@@ -195,6 +195,7 @@ srv_files() { # dir: the server's alice (labalice:labteam) and carol (labcarol:l
   echo alice > "$LAB_EXPORT/$1/alice"; chown 1501:1601 "$LAB_EXPORT/$1/alice"
   echo carol > "$LAB_EXPORT/$1/carol"; chown 1502:1502 "$LAB_EXPORT/$1/carol"
   echo ch > "$LAB_EXPORT/$1/ch"; chown 0:0 "$LAB_EXPORT/$1/ch"
+  for k in c2 c3; do echo ch > "$LAB_EXPORT/$1/ch-$k"; chown 0:0 "$LAB_EXPORT/$1/ch-$k"; done
 }
 owners() { # who dir: "uid:gid uid:gid" of dir/alice dir/carol as stat shows them there
   local out
@@ -210,6 +211,10 @@ chown_c1() { # dir: c1 chowns dir/ch to labalice:labteam by name (its NSS); the 
   container_exec c1 timeout 20 chown labalice:labteam "/mnt/nfs/$1/ch" 2>>"$W/err"
   stat -c %u:%g "$LAB_EXPORT/$1/ch"
 }
+chown_in() { # key dir: the container chowns dir/ch-KEY to ITS labalice:labteam; the server's view
+  container_exec "$1" timeout 20 chown labalice:labteam "/mnt/nfs/$2/ch-$1" 2>>"$W/err"
+  stat -c %u:%g "$LAB_EXPORT/$2/ch-$1"
+}
 
 # ---- 1. baseline: rpc.idmapd in each namespace --------------------------------------------------
 srv_files base
@@ -220,12 +225,16 @@ for who in $CS host; do
 done
 demo_keys_clear
 B[chown]=$(chown_c1 base)
+for k in ${CS#c1 }; do B[chown_$k]=$(chown_in "$k" base); done
 B[chown_c1]=$(container_exec c1 stat -c %u:%g /mnt/nfs/base/ch 2>>"$W/err")
 note "baseline (rpc.idmapd): host ${B[host]}, c1 ${B[c1]}, c2 ${B[c2]}; c1's chown: server ${B[chown]}, c1 sees ${B[chown_c1]}"
 check_eq "baseline: rpc.idmapd in c1 gives labalice's file as its userdb's 4011:4111" 4011:4111 "${B[c1]%% *}"
 check_eq "baseline: rpc.idmapd in c2 gives labcarol's file its static labstatic (uid 4222)" 4222 "$(echo "${B[c2]}" | cut -d' ' -f2 | cut -d: -f1)"
 check_eq "baseline: the host's rpc.idmapd gives the server's owners" "1501:1601 1502:1502" "${B[host]}"
 check_eq "baseline: c1's chown labalice:labteam is stored as the server's 1501:1601" 1501:1601 "${B[chown]}"
+for k in ${CS#c1 }; do
+  check_eq "baseline: $k's chown to its labalice:labteam is stored as the server's 1501:1601" 1501:1601 "${B[chown_$k]}"
+done
 [ "$HAVE_LDAP" = 1 ] && check_eq "baseline: rpc.idmapd in c3 gives its directory's 4301:4311 4302:4302" \
   "4301:4311 4302:4302" "${B[c3]}"
 
@@ -256,6 +265,7 @@ srv_files nsid2
 for who in host $CS; do N1[$who]=$(owners "$who" nsid1); done
 for who in $(echo $CS | tr ' ' '\n' | tac) host; do N2[$who]=$(owners "$who" nsid2); done
 N1[chown]=$(chown_c1 nsid1)
+for k in ${CS#c1 }; do N1[chown_$k]=$(chown_in "$k" nsid1); done
 N1[chown_c1]=$(container_exec c1 stat -c %u:%g /mnt/nfs/nsid1/ch 2>>"$W/err")
 for who in $CS host; do
   check_eq "nsid, host first: $who sees what rpc.idmapd in it gave" "${B[$who]}" "${N1[$who]}"
@@ -268,6 +278,10 @@ check_eq "nsid: c2 sees labcarol's file as its [Static] labstatic (uid 4222)" 42
 check "nsid: c2's labcarol differs from the host's (${N1[host]#* })" test "$c2carol" != "${N1[host]#* }"
 check_eq "nsid: c1's chown labalice:labteam is stored as the server's 1501:1601" 1501:1601 "${N1[chown]}"
 check_eq "nsid: c1 sees the chowned file as its 4011:4111" 4011:4111 "${N1[chown_c1]}"
+for k in ${CS#c1 }; do
+  check_eq "nsid: $k's chown to its labalice:labteam is stored as the server's 1501:1601, as rpc.idmapd stored it" \
+    "1501:1601 ${B[chown_$k]}" "${N1[chown_$k]} ${B[chown_$k]}"
+done
 
 st() { dm_ns_json "$1" "$2"; }
 note "status c1: answered_by=$(st "$I1" answered_by) passwd_sources='$(st "$I1" passwd_sources)' group_sources='$(st "$I1" group_sources)' idmapd_conf_methods=$(st "$I1" idmapd_conf_methods) nss_error='$(st "$I1" nss_error)'"
@@ -305,6 +319,7 @@ for who in host $CS; do
   done
 done
 row c1 chown "1501:1601" "${B[chown]}" "${N1[chown]}" "-" "(on the server)"
+for k in ${CS#c1 }; do row "$k" chown "1501:1601" "${B[chown_$k]}" "${N1[chown_$k]}" "-" "(on the server)"; done
 [ -s "$W/err" ] && while read -r l; do note "stderr: $l"; done < <(tail -n 10 "$W/err")
 
 umount "$HMNT" 2>/dev/null
