@@ -114,6 +114,16 @@ void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
                 ns->stats.failures++;
 }
 
+/* Its context decided again (its process changed, or left the host's mount namespace): the
+ * resolver of the old context goes, and what was cached for it. The answers dropped. */
+static size_t reclassify(dm_ns *ns, const nsid_netns_info *info) {
+        dm_resolver_release(ns->resolver);
+        ns->resolver = NULL;
+        size_t dropped = dm_cache_flush(ns->cache);
+        classify(ns, info);
+        return dropped;
+}
+
 /* A netns answered in the host's context because its process shares the host's mount
  * namespace (a process that entered a pre-made netns, as CNI's are made): that process may
  * take a mount namespace and files of its own at any moment, and nothing else would notice
@@ -123,10 +133,7 @@ void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
 static void recheck_host_context(dm_ns *ns) {
         if (!ns->is_host || ns->initial || !ns->proc || is_initial_ns(ns->proc, NSID_NS_MNT) != 0)
                 return;
-        dm_resolver_release(ns->resolver);
-        ns->resolver = NULL;
-        size_t dropped = dm_cache_flush(ns->cache);
-        classify(ns, NULL);
+        size_t dropped = reclassify(ns, NULL);
         dm_log(LOG_INFO, ns, "its process left the host's mount namespace: now answered in the "
                "%s context (%zu cached answers dropped)", ns->is_host ? "host" : "container",
                dropped);
@@ -357,10 +364,7 @@ static dm_ns *ns_new(const nsid_netns_info *info) {
  * first process on, it is answered in that process's. Whatever was cached for it goes. */
 static void adopt_first_process(dm_ns *ns, nsid_proc *p, const nsid_netns_info *info) {
         ns->proc = nsid_proc_ref(p);
-        dm_resolver_release(ns->resolver);
-        ns->resolver = NULL;
-        size_t dropped = dm_cache_flush(ns->cache);
-        classify(ns, info);
+        size_t dropped = reclassify(ns, info);
         dm_log(LOG_INFO, ns, "its first process appeared: now answered in the %s context "
                "(was the host's; %zu cached answers dropped)", ns->is_host ? "host" : "container",
                dropped);
@@ -390,10 +394,7 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                                         nsid_proc_unref(ns->proc);
                                         ns->proc = np;
                                         nsid_ns_unref(nn);
-                                        dm_resolver_release(ns->resolver);
-                                        ns->resolver = NULL;
-                                        dm_cache_flush(ns->cache);
-                                        classify(ns, &v[i]);
+                                        (void) reclassify(ns, &v[i]);
                                         dm_log(LOG_INFO, ns, "context process replaced");
                                 }
                         }
