@@ -179,28 +179,10 @@ nu=$(count '(objectClass=posixAccount)'); ng=$(count '(objectClass=posixGroup)')
 #     idmapd.conf Domain = dir.test, its own sssd.conf; SSSD's state (/var/lib/sss, its
 #     logs, /run with its pid file) on tmpfs mounts of its own ---
 C="$T/c"
-mkdir -p "$C/sssd/conf.d"
+mkdir -p "$C"
 printf 'passwd: files sss\ngroup: files sss\nshadow: files\nhosts: files\n' >"$C/nsswitch.conf"
 printf '[General]\nDomain = dir.test\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' >"$C/idmapd.conf"
-cat >"$C/sssd/sssd.conf" <<CONF
-[sssd]
-services = nss
-domains = dir
-
-[nss]
-# (the defaults; stated: the figures below depend on them)
-memcache_timeout = 300
-
-[domain/dir]
-id_provider = ldap
-auth_provider = none
-ldap_uri = ldap://192.0.2.1:3890/
-ldap_search_base = dc=dir,dc=test
-ldap_schema = rfc2307
-cache_credentials = false
-enumerate = false
-CONF
-chmod 600 "$C/sssd/sssd.conf"
+sssd_conf "$C/sssd" ldap://192.0.2.1:3890/
 mkdir -m 1777 "$T/ready"
 # (as an engine makes it: the pid namespace first, its pid 1 makes the others; so the only
 # process in the container's network namespace is inside its pid namespace — with

@@ -125,26 +125,8 @@ check_eq "slapd serves $USERS users and $USERS groups" "$USERS $USERS" \
   "$(count '(objectClass=posixAccount)') $(count '(objectClass=posixGroup)')"
 
 # ---- the container: nsswitch "files sss", its own sssd.conf, SSSD's state on tmpfs ---------------
-mkdir -p "$W/sssd/conf.d"
 printf 'passwd: files sss\ngroup: files sss\nshadow: files\nhosts: files\n' > "$W/nsswitch-c1"
-cat > "$W/sssd/sssd.conf" <<CONF
-[sssd]
-services = nss
-domains = dir
-
-[nss]
-memcache_timeout = 300
-
-[domain/dir]
-id_provider = ldap
-auth_provider = none
-ldap_uri = ldap://$LAB_SERVER_IP:3890/
-ldap_search_base = dc=dir,dc=test
-ldap_schema = rfc2307
-cache_credentials = false
-enumerate = false
-CONF
-chmod 600 "$W/sssd/sssd.conf"
+sssd_conf "$W/sssd" "ldap://$LAB_SERVER_IP:3890/" || bail "cannot write sssd.conf"
 check "c1 created: nsswitch.conf files sss, its own /etc/sssd" \
   container_create c1 --passwd "$W/passwd-c1" --group "$W/group-c1" --bind "$W/nsswitch-c1:/etc/nsswitch.conf" --bind "$W/sssd:/etc/sssd" || bail "no c1"
 check "c1: SSSD's state and logs on tmpfs of its own, rpc_pipefs mounted" container_exec c1 sh -ec '
