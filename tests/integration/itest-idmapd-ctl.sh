@@ -247,7 +247,8 @@ answers() { [ "$(ctl "$1")" = "$2" ]; }
 ov=$(cat /proc/sys/kernel/overflowuid)
 wait_for 10 answers "lookup pid:$PU uid bob@u1.test host-ids" "ok $ov 600 resolved" &&
         pass "lookup pid:$PU uid bob@u1.test host-ids -> ok $ov 600 resolved (beyond the map: the overflow id)" ||
-        fail "bob beyond u1's map: '$(ctl "lookup pid:$PU uid bob@u1.test host-ids")', not 'ok $ov 600 resolved' within 10 s"
+        { fail "bob beyond u1's map: '$(ctl "lookup pid:$PU uid bob@u1.test host-ids")', not 'ok $ov 600 resolved' within 10 s"
+          grep "pid $PU\|daemon" "$T/daemon.log" | tail -20 >&2; dump_process "$DPID"; }
 
 # --- a netns owned by a user namespace but sharing the host's files (host context):
 #     libnfsidmap's host ids, translated into that user namespace for its own view ---
@@ -377,7 +378,7 @@ dead_fds() {
         local n=0 f l p
         for f in /proc/$DPID/fd/*; do
                 l=$(readlink "$f" 2>/dev/null) || continue
-                case "$l" in "net:[$ino1]"|/run/netns/nsidt$$-*|/proc/$P1|/proc/$P2|/proc/$PU|/proc/$PS) n=$((n + 1)); [ "${1:-}" = say ] && echo "left: $f -> $l" >&2 ;; esac
+                case "${l% (deleted)}" in "net:[$ino1]"|/run/netns/nsidt$$-*|/proc/$P1|/proc/$P2|/proc/$PU|/proc/$PS) n=$((n + 1)); [ "${1:-}" = say ] && echo "left: $f -> $l" >&2 ;; esac
                 p=$(awk '/^Pid:/ {print $2}' "/proc/$DPID/fdinfo/${f##*/}" 2>/dev/null)
                 case " $P1 $P2 $PU $PS " in *" $p "*) [ -n "$p" ] && { n=$((n + 1)); [ "${1:-}" = say ] && echo "left: pidfd of $p" >&2; } ;; esac
         done
@@ -396,7 +397,7 @@ done
 [ "$mine" = 0 ] || mine=$(dead_fds say)
 [ $mine = 0 ] && pass "no fd left on the dead namespaces or their processes" || fail "$mine fds left on dead namespaces/processes"
 mnt1=$(host_mounts)
-[ "$fd1" = "$fd0" ] && pass "other fds back to $fd0" || { fail "fds $fd0 -> $fd1"; ls -l /proc/$DPID/fd >&2; }
+[ "$fd1" = "$fd0" ] && pass "other fds back to $fd0" || { fail "fds $fd0 -> $fd1"; ls -l /proc/$DPID/fd >&2; dump_process "$DPID"; }
 [ "$thr1" -le "$thr0" ] && pass "threads back to $thr1 (started with $thr0)" || fail "threads $thr0 -> $thr1"
 new_mounts=$(comm -13 <(echo "$mnt0") <(echo "$mnt1"))
 [ -z "$new_mounts" ] && pass "host mount table unchanged ($(echo "$mnt0" | wc -l) mounts)" || fail "new host mounts: $new_mounts"

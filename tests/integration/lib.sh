@@ -7,6 +7,9 @@
 #                             with the identity registry, one "severity check: message" line
 #                             each, or "no registry finding" when it said nothing about it;
 #                             nothing when the registry is ok.
+#   dump_process PID          to stderr: where PID, its threads and its children are blocked
+#                             (state, wchan, kernel stack; gdb's backtrace when installed),
+#                             for a test that found a daemon not answering in time
 #   write_fuse_hang PATH      write to PATH a Python FUSE "server": `python3 PATH DIR READY`
 #                             mounts DIR and never reads /dev/fuse (not even INIT), so
 #                             every lookup below DIR waits until it dies; it creates READY
@@ -33,6 +36,26 @@ for x in f:
         print(x["severity"], x["check"] + ":", x["message"])
 if not f:
     print("no registry finding")'
+}
+
+dump_process() {
+        local p=$1 t c
+        {
+                echo "--- process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+                for t in /proc/"$p"/task/*; do
+                        echo "thread ${t##*/}: $(awk '/^State:/ {print $2, $3}' "$t/status" 2>/dev/null)" \
+                             "wchan $(cat "$t/wchan" 2>/dev/null)"
+                        sed 's/^/    /' "$t/stack" 2>/dev/null | head -12
+                done
+                for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+                        echo "child $c ($(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null | cut -c1-80)):" \
+                             "$(awk '/^State:/ {print $2, $3}' "/proc/$c/status" 2>/dev/null)" \
+                             "age $(ps -o etimes= -p "$c" 2>/dev/null | tr -d ' ') s, wchan $(cat "/proc/$c/wchan" 2>/dev/null)"
+                        sed 's/^/    /' "/proc/$c/stack" 2>/dev/null | head -16
+                        command -v gdb >/dev/null &&
+                                timeout 20 gdb -p "$c" -batch -ex bt 2>/dev/null | grep '^#' | head -16 | sed 's/^/    /'
+                done
+        } >&2
 }
 
 write_fuse_hang() {
