@@ -17,7 +17,8 @@
 #   - dpkg -r: no request-key rule names a program that is gone, nfs-common's rule is back,
 #     rpc.idmapd serves knfsd again; dpkg -i again: all of nsid's back, the same host secret;
 #   - dpkg -i over itself (the upgrade path of the maintainer scripts): the daemon restarted,
-#     the same secret; dpkg -P keeps the secret in /var/backups/nsid, and a new install
+#     the same secret; a roll back to the previous commit's packages and forward again: the
+#     same secret, identity and answers both ways; dpkg -P keeps the secret in /var/backups/nsid, and a new install
 #     restores it: the same identity for the same container key.
 # What is not here: a real reboot (the guest's root is a tmpfs overlay that a reboot loses;
 # the two start orders stand in for it).
@@ -219,6 +220,32 @@ check_eq "dpkg -i over the installed package: exit 0" 0 "$rc" || sed 's/^/#   /'
 check "nsid-idmapd restarted (a new process) and active" \
   sh -c "[ \"\$(systemctl is-active nsid-idmapd.service)\" = active ] && [ \"\$(systemctl show -p MainPID --value nsid-idmapd.service)\" != $pid ]"
 check_eq "after the upgrade: the same answers" "$WANT" "$(serving)"
+
+# ---- roll back to the previous commit's packages, and forward again (doc/operations.md) --------
+if [ -n "$prev" ]; then
+  pid=$(main_pid nsid-idmapd.service)
+  # shellcheck disable=SC2086
+  dpkg -i $prev > "$W/dpkg-down.log" 2>&1; rc=$?
+  grep -i 'downgrad' "$W/dpkg-down.log" | head -n1 | while read -r l; do note "dpkg said: $l"; done
+  check_eq "roll back: dpkg -i the previous packages over these: exit 0 ($(dpkg-query -W -f='${Version}' nsid))" 0 "$rc" ||
+    sed 's/^/#   /' "$W/dpkg-down.log" | tail -20
+  check "roll back: the previous nsid-idmapd runs (a new process), rpc.idmapd stopped" \
+    sh -c "[ \"\$(systemctl is-active nsid-idmapd.service)\" = active ] && [ \"\$(systemctl show -p MainPID --value nsid-idmapd.service)\" != $pid ] && ! pgrep -x rpc.idmapd"
+  check_eq "roll back: the same host secret" "$secret0" "$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)"
+  check_eq "roll back: the same identity for the same key" "$ident0" \
+    "$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')"
+  check_eq "roll back: the same answers" "$WANT" "$(serving)"
+  check "roll back: the request-key rules name nsid-idmap, nfs-common's diverted" \
+    sh -c "grep -q nsid-idmap $RK/nsid-idmap.conf && test ! -e $RK/id_resolver.conf"
+  # shellcheck disable=SC2086
+  dpkg -i $debs > "$W/dpkg-fwd.log" 2>&1; rc=$?
+  check_eq "forward again: dpkg -i this tree's packages: exit 0 ($(dpkg-query -W -f='${Version}' nsid))" 0 "$rc" ||
+    sed 's/^/#   /' "$W/dpkg-fwd.log" | tail -20
+  check_eq "forward again: nsid-idmapd active, the same answers" "active $WANT" \
+    "$(active nsid-idmapd.service) $(serving)"
+else
+  note "no packages of the previous commit: the roll back is not checked"
+fi
 container_exec c1 umount -f /mnt/nfs 2>/dev/null
 dpkg -P nsid > "$W/dpkg-p.log" 2>&1; rc=$?
 grep '^nsid:' "$W/dpkg-p.log" | while read -r l; do note "dpkg -P said: $l"; done
