@@ -9,18 +9,42 @@
 #include <string.h>
 #include <syslog.h>
 
+#include <json-c/json.h>
 #include <keyutils.h>
 #include <nfsidmap.h>
 #include <nsid/kernel.h>
 #include <nsid/keyring.h>
 
+#include "json-envelope.h"
 #include "nsid-idmap.h"
 #define LAZY_WANT_NFSIDMAP
+#define LAZY_WANT_JSONC
 #include "lazylib.h"
 
 #ifndef KEYCTL_INVALIDATE
 #define KEYCTL_INVALIDATE 21
 #endif
+
+/* A --json document: nsid's envelope, then the command's members; printed, and freed. */
+static json_object *json_doc(const char *command) {
+        if (lazy_jsonc_load() < 0)
+                return NULL;
+        json_object *o = json_object_new_object();
+        if (o)
+                json_envelope_add(o, "nsid-idmap", command);
+        return o;
+}
+
+static int json_print(json_object *o) {
+        if (!o) {
+                logmsg(LOG_ERR, "out of memory");
+                return 1;
+        }
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
 
 /* The keyring named `name` that root owns: candidates from /proc/keys, each checked with
  * KEYCTL_DESCRIBE (a forged line naming another keyring is not taken). */
@@ -69,7 +93,23 @@ int idmap_admin_list(const idmap_opts *o) {
                 }
                 count++;
         }
-        if (count == 0)
+        json_object *doc = NULL, *keys = NULL;
+        if (o->json) {
+                doc = json_doc("list");
+                if (!doc) {
+                        for (size_t i = 0; i < total; i++)
+                                free(descs[i]);
+                        free(descs);
+                        free(errs);
+                        free(list);
+                        return 1;
+                }
+                json_object_object_add(doc, "keyring", json_object_new_string(o->keyring));
+                keys = json_object_new_array();
+                json_object_object_add(doc, "keys", keys);
+        } else if (o->no_legend)
+                ;
+        else if (count == 0)
                 printf("No %s keys found.\n", o->keyring);
         else if (count == 1)
                 printf("1 %s key found:\n", o->keyring);
@@ -77,16 +117,39 @@ int idmap_admin_list(const idmap_opts *o) {
                 printf("%zu %s keys found:\n", count, o->keyring);
         for (size_t i = 0; i < total; i++) {
                 nsid_key_describe kd;
+                key_serial_t serial = ((key_serial_t *) list)[i];
                 if (!descs[i]) {
-                        if (errs[i] == EKEYEXPIRED)
-                                printf("Expired key not displayed\n");
-                        else if (errs[i] != ENOKEY && errs[i] != EKEYREVOKED)
+                        if (errs[i] == EKEYEXPIRED) {
+                                if (keys) {
+                                        json_object *k = json_object_new_object();
+                                        json_object_object_add(k, "serial",
+                                                               json_object_new_int64(serial));
+                                        json_object_object_add(k, "state",
+                                                               json_object_new_string("expired"));
+                                        json_object_array_add(keys, k);
+                                } else
+                                        printf("Expired key not displayed\n");
+                        } else if (errs[i] != ENOKEY && errs[i] != EKEYREVOKED)
                                 logmsg(LOG_ERR, "Failed to describe key: %s", strerror(errs[i]));
                         continue;
                 }
                 if (nsid_key_describe_parse(descs[i], strlen(descs[i]), &kd) < 0)
                         logmsg(LOG_ERR, "Unparsable key not displayed");
-                else {
+                else if (keys) {
+                        /* json-c escapes what the text form escapes by hand */
+                        json_object *k = json_object_new_object();
+                        json_object_object_add(k, "serial", json_object_new_int64(serial));
+                        json_object_object_add(k, "type",
+                                               json_object_new_string_len(kd.type,
+                                                                          (int) kd.type_len));
+                        json_object_object_add(k, "description",
+                                               json_object_new_string_len(
+                                                       kd.description, (int) kd.description_len));
+                        json_object_object_add(k, "uid", json_object_new_int64(kd.uid));
+                        json_object_object_add(k, "gid", json_object_new_int64(kd.gid));
+                        json_object_object_add(k, "state", json_object_new_string("valid"));
+                        json_object_array_add(keys, k);
+                } else {
                         /* nfsidmap prints what follows the last ';', which cuts an owner
                          * name holding ';'; the description is the parsed one, whole, and
                          * escaped (a hostile server chose the name) */
@@ -99,6 +162,8 @@ int idmap_admin_list(const idmap_opts *o) {
         free(descs);
         free(errs);
         free(list);
+        if (doc)
+                return json_print(doc);
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -197,6 +262,15 @@ int idmap_admin_domain(const idmap_opts *o) {
         if (r != 0) {
                 logmsg(LOG_ERR, "nfs4_get_default_domain failed: %s", strerror(r < 0 ? -r : EINVAL));
                 return 1;
+        }
+        if (o->json) {
+                json_object *doc = json_doc("domain");
+                if (!doc)
+                        return 1;
+                json_object_object_add(doc, "domain", json_object_new_string(domain));
+                json_object_object_add(doc, "idmapd_conf",
+                                       json_object_new_string(o->idmapd_conf));
+                return json_print(doc);
         }
         printf("%s\n", domain);
         return fflush(stdout) == 0 ? 0 : 1;

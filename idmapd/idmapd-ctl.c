@@ -535,14 +535,15 @@ int dm_ctl_command(const char *path, const char *request) {
         char *line = NULL, req[NSID_CTL_LINE_MAX + 2];
         int n = snprintf(req, sizeof(req), "%s\n", request);
         if (n < 0 || (size_t) n >= sizeof(req)) {
-                fprintf(stderr, "nsid-idmapd: --ctl: request longer than %u bytes\n",
-                        NSID_CTL_LINE_MAX);
+                fprintf(stderr, "nsid-idmapd: --ctl: request longer than %u bytes\n"
+                        "Try 'nsid-idmapd --help'.\n", NSID_CTL_LINE_MAX);
                 return 2;
         }
         int r = ctl_roundtrip(path, req, (size_t) n, &line);
         if (r < 0) {
-                fprintf(stderr, "nsid-idmapd: %s: %s\n", path, strerror(-r));
-                return 2;
+                fprintf(stderr, "nsid-idmapd: cannot reach the daemon at %s: %s\n", path,
+                        strerror(-r));
+                return 1;
         }
         puts(line);
         r = strncmp(line, "ok", 2) == 0 ? 0 : strncmp(line, "negative", 8) == 0 ? 3 : 1;
@@ -550,14 +551,14 @@ int dm_ctl_command(const char *path, const char *request) {
         return r;
 }
 
-int dm_status_client(const char *path, bool json) {
+int dm_status_client(const char *path, bool json, bool legend) {
         char *line = NULL;
         nsid_ctl_reply rp;
         int r = ctl_roundtrip(path, "status\n", 7, &line);
         if (r < 0) {
                 fprintf(stderr, "nsid-idmapd: cannot reach the daemon at %s: %s\n", path,
                         strerror(-r));
-                return 2;
+                return 1;
         }
         if (nsid_ctl_reply_parse(line, (size_t) r, &rp) < 0 || rp.kind != NSID_CTL_REPLY_OK) {
                 fprintf(stderr, "nsid-idmapd: %s\n", line);
@@ -577,11 +578,13 @@ int dm_status_client(const char *path, bool json) {
                 puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         } else {
                 json_object *arr, *v;
+                if (legend)
                 printf("nsid-idmapd %s, pid %d, up %" PRId64 " s, host domain %s\n",
                        json_object_object_get_ex(root, "version", &v) ? json_object_get_string(v) : "?",
                        json_object_object_get_ex(root, "pid", &v) ? json_object_get_int(v) : 0,
                        json_object_object_get_ex(root, "uptime_s", &v) ? json_object_get_int64(v) : 0,
                        json_object_object_get_ex(root, "host_domain", &v) ? json_object_get_string(v) : "?");
+                if (legend)
                 printf("%-11s %-9s %-5s %-20s %7s %8s %8s %8s %6s %6s %8s %8s %-12s %-12s %s\n", "NETNS",
                        "CONTEXT", "IDS", "DOMAIN", "CACHED", "REQ", "HITS", "MISSES", "FAIL", "TMO",
                        "P50us", "P99us", "PIPEFS", "NFSD", "LABEL");

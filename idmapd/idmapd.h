@@ -344,7 +344,7 @@ void dm_ctl_client_event(dm_client *c, uint32_t events);
 void dm_ctl_resume(void);
 void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached);
 void dm_ctl_close_all(void);
-int dm_status_client(const char *path, bool json);
+int dm_status_client(const char *path, bool json, bool legend);
 int dm_ctl_command(const char *path, const char *request);
 
 #endif

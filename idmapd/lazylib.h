@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libnfsidmap and c-ares, loaded on first use (dlopen) instead of at exec: the kernel starts
- * nsid-idmap for every upcall, the fast path through nsid-idmapd needs neither library and
- * only "nsid-idmap dns" needs c-ares. Include this after <nfsidmap.h> / <ares.h>; calls to
+ * libnfsidmap, c-ares and json-c, loaded on first use (dlopen) instead of at exec: the kernel
+ * starts nsid-idmap for every upcall, the fast path through nsid-idmapd needs neither library,
+ * only "nsid-idmap dns" needs c-ares and only the administrator's --json needs json-c. Include this after <nfsidmap.h> / <ares.h>; calls to
  * the functions listed below then go through the loaded library (call lazy_*_load() first;
  * it returns 0, or -ELIBACC when the library or a symbol is missing, logged).
  */
@@ -11,6 +11,7 @@
 
 #define LAZY_NFSIDMAP_SONAME "libnfsidmap.so.1"
 #define LAZY_CARES_SONAME "libcares.so.2"
+#define LAZY_JSONC_SONAME "libjson-c.so.5"
 
 #define LAZY_NFSIDMAP_FNS(X)                                                                   \
         X(nfs4_init_name_mapping)                                                              \
@@ -35,11 +36,28 @@
         X(ares_destroy)                                                                        \
         X(ares_strerror)
 
+/* what nsid-idmap's --json and shared/json-envelope.c call */
+#define LAZY_JSONC_FNS(X)                                                                      \
+        X(json_object_new_object)                                                              \
+        X(json_object_new_array)                                                               \
+        X(json_object_new_string)                                                              \
+        X(json_object_new_string_len)                                                          \
+        X(json_object_new_int)                                                                 \
+        X(json_object_new_int64)                                                               \
+        X(json_object_new_boolean)                                                             \
+        X(json_object_object_add)                                                              \
+        X(json_object_object_get_ex)                                                           \
+        X(json_object_array_add)                                                               \
+        X(json_object_is_type)                                                                 \
+        X(json_object_to_json_string_ext)                                                      \
+        X(json_object_put)
+
 #define LAZY_MEMBER(f) __typeof__(f) *f;
 
 
 int lazy_nfsidmap_load(void);
 int lazy_cares_load(void);
+int lazy_jsonc_load(void);
 
 #if defined(LAZY_WANT_NFSIDMAP)
 struct lazy_nfsidmap {
@@ -75,6 +93,28 @@ extern struct lazy_cares lazy_cares;
 #define ares_process lazy_cares.ares_process
 #define ares_destroy lazy_cares.ares_destroy
 #define ares_strerror lazy_cares.ares_strerror
+#endif
+#endif
+
+#if defined(LAZY_WANT_JSONC)
+struct lazy_jsonc {
+        LAZY_JSONC_FNS(LAZY_MEMBER)
+};
+extern struct lazy_jsonc lazy_jsonc;
+#ifndef LAZY_NO_REDIRECT
+#define json_object_new_object lazy_jsonc.json_object_new_object
+#define json_object_new_array lazy_jsonc.json_object_new_array
+#define json_object_new_string lazy_jsonc.json_object_new_string
+#define json_object_new_string_len lazy_jsonc.json_object_new_string_len
+#define json_object_new_int lazy_jsonc.json_object_new_int
+#define json_object_new_int64 lazy_jsonc.json_object_new_int64
+#define json_object_new_boolean lazy_jsonc.json_object_new_boolean
+#define json_object_object_add lazy_jsonc.json_object_object_add
+#define json_object_object_get_ex lazy_jsonc.json_object_object_get_ex
+#define json_object_array_add lazy_jsonc.json_object_array_add
+#define json_object_is_type lazy_jsonc.json_object_is_type
+#define json_object_to_json_string_ext lazy_jsonc.json_object_to_json_string_ext
+#define json_object_put lazy_jsonc.json_object_put
 #endif
 #endif
 

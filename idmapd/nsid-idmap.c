@@ -63,6 +63,9 @@ static void help(const char *prog) {
                "  -u, --uid=NAME          invalidate the uid:NAME key (exact name)\n"
                "  -g, --gid=NAME          invalidate the gid:NAME key (exact name)\n"
                "  -r, --revoke=NAME       invalidate both (exact name)\n"
+               "      --json              -l and -d as JSON (nsid-idmap(8), JSON OUTPUT)\n"
+               "      --no-legend         -l without its header line\n"
+               "  -q, --quiet             errors only\n"
                "  -v, --verbose           log to stderr, and debug messages\n"
                "      --idmapd-conf=PATH  libnfsidmap configuration (default %s)\n"
                "      --config=PATH       nsid configuration (default %s)\n"
@@ -75,7 +78,9 @@ static void help(const char *prog) {
                "      --daemon-timeout=MS   bound of the fast path through nsid-idmapd\n"
                "                          (default %u, 0: never ask the daemon)\n"
                "  -h, --help              this help\n"
-               "      --version           print the version\n",
+               "      --version           print the version\n"
+               "\n"
+               "Exit status: 0 ok, 1 failure, 2 usage. See nsid-idmap(8).\n",
                prog, prog, prog, IDMAP_DEFAULT_TIMEOUT, IDMAP_DEFAULT_KEYRING,
                IDMAP_DEFAULT_KEYRING, IDMAP_DEFAULT_CONF, NSID_SYSCONF_FILE,
                IDMAP_DEFAULT_KEYRING, DNS_DEFAULT_TOTAL_MS, IDMAP_MAX_SECONDS,
@@ -94,7 +99,17 @@ enum {
         OPT_MAX_TIME,
         OPT_DAEMON_SOCKET,
         OPT_DAEMON_TIMEOUT,
+        OPT_JSON,
+        OPT_NO_LEGEND,
 };
+
+/* A usage error of an administrator's command: what is wrong, where to look; exit 2. */
+static int usage_fail(const char *prog, const char *what) {
+        if (what && *what)
+                fprintf(stderr, "%s: %s\n", prog, what);
+        fprintf(stderr, "Try '%s --help'.\n", prog);
+        return 2;
+}
 
 /* The end of an upcall. Everything it wrote went out unbuffered (stderr, the log file's
  * fd, syslog's socket) and nothing it holds needs tearing down, so it leaves at once: the
@@ -125,6 +140,9 @@ static void set_timeout(idmap_opts *o, const char *arg, const char **bad_timeout
 int main(int argc, char **argv) {
         static const struct option longopts[] = {
                 { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "json", no_argument, NULL, OPT_JSON },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
                 { "timeout", required_argument, NULL, 't' },
                 { "clear", no_argument, NULL, 'c' },
                 { "domain", no_argument, NULL, 'd' },
@@ -163,7 +181,7 @@ int main(int argc, char **argv) {
         };
         const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
         bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
-        bool usage_error = false;
+        bool usage_error = false, quiet = false;
         char bad_option[160] = ""; /* what usage_error is about, when an option's value */
         int c, r;
         uint64_t v;
@@ -188,10 +206,19 @@ int main(int argc, char **argv) {
                 rule_form = true;
         }
         while (!rule_form &&
-               (c = getopt_long(argc, argv, "+vt:cdlu:g:r:h", longopts, NULL)) != -1) {
+               (c = getopt_long(argc, argv, "vqt:cdlu:g:r:h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'v':
                         o.verbose++;
+                        break;
+                case 'q':
+                        quiet = true;
+                        break;
+                case OPT_JSON:
+                        o.json = true;
+                        break;
+                case OPT_NO_LEGEND:
+                        o.no_legend = true;
                         break;
                 case 't':
                         set_timeout(&o, optarg, &bad_timeout);
@@ -285,17 +312,39 @@ int main(int argc, char **argv) {
         /* Admin commands talk to a terminal or a script; upcalls log to syslog unless -v or
          * a terminal. */
         log_setup(prog, admin || o.verbose > 0 || isatty(STDERR_FILENO), log_file,
-                  o.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+                  o.verbose > 1 ? LOG_DEBUG : quiet ? LOG_ERR : LOG_INFO);
         nsid_log_set_handler(library_log, NULL);
         nsid_log_set_max_priority(o.verbose > 1 ? LOG_DEBUG : LOG_WARNING);
 
         if (admin) {
-                if (usage_error || bad_timeout || optind != argc ||
-                    (clear + domain + list + (name != NULL)) != 1) {
-                        fprintf(stderr, "Usage: %s [-v] [-c || [-u|-g|-r key] || -d || -l || "
-                                "[-t timeout] key desc]\n", prog);
-                        return 1;
-                }
+                char why[256] = "";
+                if (bad_timeout)
+                        snprintf(why, sizeof(why), "invalid timeout \"%.64s\": expected seconds "
+                                 "0..2147483647", bad_timeout);
+                else if (bad_option[0])
+                        snprintf(why, sizeof(why), "invalid %s", bad_option);
+                else if (optind != argc)
+                        snprintf(why, sizeof(why), "unexpected argument \"%.64s\" with -c, -d, "
+                                 "-l, -u, -g or -r", argv[optind]);
+                else if ((clear + domain + list + (name != NULL)) != 1)
+                        snprintf(why, sizeof(why), "one of -c, -d, -l, -u, -g, -r at a time");
+                else if (o.json && !list && !domain)
+                        snprintf(why, sizeof(why), "--json applies to -l and -d only");
+                else if (o.no_legend && !list)
+                        snprintf(why, sizeof(why), "--no-legend applies to -l only");
+                if (usage_error || why[0])
+                        return usage_fail(prog, why);
+        }
+        /* Not an upcall either: the kernel always passes a key (and its description) */
+        if (!admin && optind == argc)
+                return usage_fail(prog, usage_error ? NULL : "expected KEY DESC (an upcall from "
+                                  "request-key), \"dns KEY\", or one of -c, -d, -l, -u, -g, -r");
+        if (!admin && (o.json || o.no_legend) && !usage_error) {
+                usage_error = true; /* an upcall: its key is still rejected below */
+                snprintf(bad_option, sizeof(bad_option), "%s: for -l and -d only",
+                         o.json ? "--json" : "--no-legend");
+        }
+        if (admin) {
                 /* Privileges (see nsid-idmap(8), SECURITY): -c/-u/-g/-r need CAP_SYS_ADMIN
                  * (the kernel lets root clear .id_resolver and invalidate its keys); -l and
                  * -d need none. */
@@ -331,7 +380,7 @@ int main(int argc, char **argv) {
                         key_serial_t k;
                         if (argc - optind >= 2 && parse_key_serial(argv[optind + 1], &k) >= 0)
                                 key_reject(k, 1, EKEYREJECTED);
-                        return 1;
+                        return 2;
                 }
                 return upcall_exit(dns_upcall(&o, argv[optind + 1]));
         }
@@ -349,7 +398,7 @@ int main(int argc, char **argv) {
                 /* Still end the request when the key serial is there. */
                 if (argc - optind >= 1 && parse_key_serial(argv[optind], &k) >= 0)
                         key_reject(k, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
-                return 1;
+                return 2;
         }
         return upcall_exit(idmap_upcall(&o, argv[optind], argv[optind + 1]));
 }

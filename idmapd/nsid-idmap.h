@@ -37,6 +37,8 @@ typedef struct idmap_opts {
         unsigned max_seconds;     /* --max-time: watchdog of the id_resolver upcall */
         const char *daemon_socket; /* --daemon-socket: nsid-idmapd's control socket */
         unsigned daemon_timeout_ms; /* --daemon-timeout: bound of the fast path, 0: off */
+        bool json;                /* --json: -l and -d as JSON (nsid's envelope) */
+        bool no_legend;           /* --no-legend: -l without its header line */
 } idmap_opts;
 
 /* Logging: syslog, or stderr when -v is given or stderr is a terminal; --log-file appends. */

@@ -346,30 +346,45 @@ static void raise_nofile(void) {
                        (uint64_t) rl.rlim_cur);
 }
 
+/* A usage error: what is wrong (getopt already said it for an unknown option), where to
+ * look; exit 2. */
+static int usage_fail(const char *what) {
+        if (what)
+                fprintf(stderr, "nsid-idmapd: %s\n", what);
+        fprintf(stderr, "Try 'nsid-idmapd --help'.\n");
+        return 2;
+}
+
 static void help(void) {
-        printf("Usage: nsid-idmapd [-f] [-v] [--config=PATH] [--socket=PATH]\n"
-               "       nsid-idmapd --status [--json] [--socket=PATH]\n"
+        printf("Usage: nsid-idmapd [-f] [-v|-q] [--config=PATH] [--socket=PATH]\n"
+               "       nsid-idmapd --status [--json|--no-legend] [--socket=PATH]\n"
                "       nsid-idmapd --ctl='REQUEST' [--socket=PATH]\n"
                "\n"
                "  -f, --foreground      stay in the foreground, log to stderr\n"
                "  -v, --verbose         debug messages\n"
+               "  -q, --quiet           warnings and errors only\n"
                "      --config=PATH     configuration ([idmapd] section; default %s)\n"
                "      --idmapd-conf=PATH  the host's libnfsidmap configuration\n"
                "      --socket=PATH     control socket (default %s/%s)\n"
                "      --status          print the daemon's namespaces and statistics\n"
-               "      --json            ... as JSON\n"
+               "      --json            ... as JSON (nsid-idmapd(8), JSON OUTPUT)\n"
+               "      --no-legend       ... without the header lines\n"
                "      --ctl=REQUEST     send one control request, print the reply\n"
                "  -h, --help            this help\n"
-               "      --version         print the version\n",
+               "      --version         print the version\n"
+               "\n"
+               "Exit status: 0 ok, 1 failure, 2 usage. See nsid-idmapd(8).\n",
                NSID_SYSCONF_FILE, NSID_RUN_DIR, NSID_CTL_SOCKET_NAME);
 }
 
 int main(int argc, char **argv) {
         enum { OPT_VERSION = 0x100, OPT_CONFIG, OPT_SOCKET, OPT_STATUS, OPT_JSON, OPT_CTL,
-               OPT_IDMAPD_CONF };
+               OPT_IDMAPD_CONF, OPT_NO_LEGEND };
         static const struct option longopts[] = {
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "config", required_argument, NULL, OPT_CONFIG },
@@ -380,18 +395,24 @@ int main(int argc, char **argv) {
                 { "ctl", required_argument, NULL, OPT_CTL },
                 {}
         };
-        bool status = false, json = false;
+        bool status = false, json = false, legend = true;
         const char *ctl = NULL;
         int c, r;
 
         ensure_std_fds();
-        while ((c = getopt_long(argc, argv, "fvh", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "fvqh", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'f':
                         foreground = true;
                         break;
                 case 'v':
                         max_priority = LOG_DEBUG;
+                        break;
+                case 'q':
+                        max_priority = LOG_WARNING;
+                        break;
+                case OPT_NO_LEGEND:
+                        legend = false;
                         break;
                 case 'h':
                         help();
@@ -406,10 +427,8 @@ int main(int argc, char **argv) {
                         idmapd_conf_arg = optarg;
                         break;
                 case OPT_SOCKET:
-                        if (strlen(optarg) >= sizeof(dm_cfg.socket_path)) {
-                                fprintf(stderr, "nsid-idmapd: socket path too long\n");
-                                return 1;
-                        }
+                        if (strlen(optarg) >= sizeof(dm_cfg.socket_path))
+                                return usage_fail("--socket: path too long");
                         snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", optarg);
                         break;
                 case OPT_STATUS:
@@ -422,17 +441,25 @@ int main(int argc, char **argv) {
                         ctl = optarg;
                         break;
                 default:
-                        return 1;
+                        return usage_fail(NULL); /* (getopt named the option) */
                 }
         }
         if (optind != argc) {
-                fprintf(stderr, "nsid-idmapd: unexpected argument \"%s\"\n", argv[optind]);
-                return 1;
+                char why[160];
+                snprintf(why, sizeof(why), "unexpected argument \"%.64s\"", argv[optind]);
+                return usage_fail(why);
         }
+        if (status + (ctl != NULL) > 1)
+                return usage_fail("--status and --ctl: one at a time");
+        if ((json || !legend) && !status)
+                return usage_fail(json ? "--json applies to --status only"
+                                       : "--no-legend applies to --status only");
+        if (json && !legend)
+                return usage_fail("--json and --no-legend: one at a time");
         const char *sock = dm_cfg.socket_path[0] ? dm_cfg.socket_path
                                                  : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME;
         if (status)
-                return dm_status_client(sock, json);
+                return dm_status_client(sock, json, legend);
         if (ctl)
                 return dm_ctl_command(sock, ctl);
 

@@ -27,6 +27,7 @@
 #include <nsid/ns.h>
 
 #include <ares.h>
+#include <json-c/json.h>
 #include <nfsidmap.h>
 
 #include "fmt-util.h"
@@ -35,6 +36,7 @@
 #include "proc-util.h"
 #define LAZY_WANT_NFSIDMAP
 #define LAZY_WANT_CARES
+#define LAZY_WANT_JSONC
 #define LAZY_NO_REDIRECT
 #include "lazylib.h"
 
@@ -682,6 +684,7 @@ int caps_keep(uint64_t keep) {
 /* Lazily loaded libraries (lazylib.h). */
 struct lazy_nfsidmap lazy_nfsidmap;
 struct lazy_cares lazy_cares;
+struct lazy_jsonc lazy_jsonc;
 
 /* path: where the library was at build time (NULL: none known); loaded from there first, so
  * that the dynamic loader need not open and search /etc/ld.so.cache again (it unmapped it
@@ -737,6 +740,16 @@ int lazy_cares_load(void) {
         _Static_assert(sizeof(lazy_cares) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
                        "one pointer per name");
         return lazy_load(NULL, LAZY_CARES_SONAME, &handle, &state, &lazy_cares, names,
+                         sizeof(names) / sizeof(names[0]));
+}
+
+int lazy_jsonc_load(void) {
+        static const char *const names[] = { LAZY_JSONC_FNS(LAZY_NAME) };
+        static void *handle;
+        static int state;
+        _Static_assert(sizeof(lazy_jsonc) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+                       "one pointer per name");
+        return lazy_load(NULL, LAZY_JSONC_SONAME, &handle, &state, &lazy_jsonc, names,
                          sizeof(names) / sizeof(names[0]));
 }
 

@@ -183,7 +183,7 @@ static const struct {
         { OPT_REASON, "--reason", "host-secret" },
 };
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
         static const struct option opts[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "color", required_argument, NULL, OPT_COLOR },
@@ -344,8 +344,7 @@ int main(int argc, char **argv) {
                         printf("nsidctl %s\n", NSID_VERSION);
                         return EXIT_OK;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", program);
-                        return EXIT_USAGE;
+                        return EXIT_USAGE; /* (getopt named the option) */
                 }
         }
         if (want_help) {
@@ -389,7 +388,7 @@ int main(int argc, char **argv) {
         }
 
         if (optind >= argc) {
-                errorf("missing command; try '%s --help'", program);
+                errorf("missing command");
                 return EXIT_USAGE;
         }
         cmd = argv[optind];
@@ -424,6 +423,14 @@ int main(int argc, char **argv) {
                 }
         char names[256];
         command_names(names, sizeof(names));
-        errorf("unknown command '%s' (commands: %s); try '%s --help'", cmd, names, program);
+        errorf("unknown command '%s' (commands: %s)", cmd, names);
         return EXIT_USAGE;
+}
+
+/* Every usage error (exit 2) ends with the same pointer, whatever said what was wrong. */
+int main(int argc, char **argv) {
+        int r = run(argc, argv);
+        if (r == EXIT_USAGE)
+                fprintf(stderr, "Try '%s --help'.\n", program);
+        return r;
 }

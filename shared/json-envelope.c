@@ -3,6 +3,11 @@
 #include <unistd.h>
 
 #include "json-envelope.h"
+#ifdef JSON_ENVELOPE_LAZY
+/* nsid-idmap, which the kernel starts at every upcall, loads json-c only for --json */
+#define LAZY_WANT_JSONC
+#include "lazylib.h"
+#endif
 
 json_object *json_envelope_new(const char *program, const char *command) {
         char host[256] = "", when[32] = "";

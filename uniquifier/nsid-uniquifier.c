@@ -484,7 +484,8 @@ static void print_set_result(const nsid_ns_id *nsid, pid_t pid, const set_result
         if (arg.json) {
                 json_object *o = result_json(nsid, pid, res);
                 json_envelope_add(o, program, arg.command);
-                puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(o);
         } else if (res->identity[0])
                 printf("%s %s %s\n", res->identity, nsid_key_source_to_string(res->source),
@@ -1114,7 +1115,8 @@ static void print_table(row *rows, size_t n) {
                 json_object_object_add(doc, "nsid", json_envelope_new(program, arg.command));
                 json_object_object_add(doc, "namespaces", a);
                 puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-                                                                 JSON_C_TO_STRING_SPACED));
+                                                                 JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(doc);
                 return;
         }
@@ -1540,7 +1542,7 @@ static void hoist_common_options(int argc, char **argv, const struct option *opt
         free(rest);
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
         static const struct option opts[] = {
                 { "app", required_argument, NULL, 'a' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -1612,8 +1614,7 @@ int main(int argc, char **argv) {
                         printf("nsid-uniquifier %s\n", NSID_VERSION);
                         return EXIT_OK;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", program);
-                        return EXIT_USAGE;
+                        return EXIT_USAGE; /* (getopt named the option) */
                 }
         }
         if (arg.state_dir && !*arg.state_dir)
@@ -1629,7 +1630,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAIL;
 
         if (optind >= argc) {
-                errorf("missing command; try '%s --help'", program);
+                errorf("missing command");
                 return EXIT_USAGE;
         }
         cmd = argv[optind];
@@ -1659,7 +1660,15 @@ int main(int argc, char **argv) {
                 help();
                 return EXIT_OK;
         }
-        errorf("unknown command '%s' (commands: set, oci-hook, lxc-hook, reconcile, list, check); "
-               "try '%s --help'", cmd, program);
+        errorf("unknown command '%s' (commands: set, oci-hook, lxc-hook, reconcile, list, check)",
+               cmd);
         return EXIT_USAGE;
+}
+
+/* Every usage error (exit 2) ends with the same pointer, whatever said what was wrong. */
+int main(int argc, char **argv) {
+        int r = run(argc, argv);
+        if (r == EXIT_USAGE)
+                fprintf(stderr, "Try '%s --help'.\n", program);
+        return r;
 }

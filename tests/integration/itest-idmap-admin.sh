@@ -38,6 +38,20 @@ if echo "$out" | grep -qxF '  uid:ev\x1b[31m;il@example.test' && ! echo "$out" |
 else
         fail "-l hostile description: $(echo "$out" | od -c | head -5)"
 fi
+# --json: every key, its description whole (json-c escapes it), nsid's envelope; --no-legend
+js=$("$bin" --keyring="$RN" -l --json); rc=$?
+if [ "$rc" = 0 ] && echo "$js" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+descs = sorted(k["description"] for k in d["keys"])
+assert d["nsid"]["program"] == "nsid-idmap" and d["nsid"]["schema"] == 1 and d["nsid"]["command"] == "list", d["nsid"]
+assert d["keyring"] == sys.argv[1], d
+assert len(descs) == 7 and "uid:ev\x1b[31m;il@example.test" in descs, descs
+assert all(k["type"] == "user" and k["state"] == "valid" and k["uid"] == 0 and k["serial"] > 0 for k in d["keys"]), d
+' "$RN"; then pass "-l --json: 7 keys, the hostile description whole, nsid's envelope"
+else fail "-l --json: rc=$rc $js"; fi
+out=$("$bin" --keyring="$RN" --no-legend -l)
+[ "$(echo "$out" | wc -l)" = 7 ] && ! echo "$out" | grep -q "keys found" && pass "--no-legend -l: the 7 lines without the header" || fail "--no-legend: $out"
 keyctl unlink "$hk" "$ring" >/dev/null
 
 # -u exact name: alice@example.test only (nfsidmap's prefix match would also take alice2@...)
@@ -123,11 +137,36 @@ else
         skip "no /etc/request-key.d/id_resolver.conf (apt install nfs-common): nfs-common's rule not compared with ours"
 fi
 
-# Bad usage: exit 1 like nfsidmap
+# Bad usage: exit 2 (nsid's convention: 1 failure, 2 usage), what is wrong named, --help
+# pointed at; nothing acted on
+usage() { # args... : expect exit 2, the message on stderr, nothing on stdout
+        local out err r
+        set +e
+        out=$("$bin" "$@" 2>"$T/usage.err"); r=$?
+        set -e
+        err=$(cat "$T/usage.err")
+        if [ "$r" = 2 ] && [ -z "$out" ] && echo "$err" | grep -q "Try 'nsid-idmap --help'."; then
+                pass "nsid-idmap $*: exit 2, '$(echo "$err" | head -n1)'"
+        else
+                fail "nsid-idmap $*: exit $r, stdout '$out', stderr '$err'"
+        fi
+}
+usage -l -c
+usage --bogus
+usage -c --json
+usage -u alice --no-legend
+usage -l extra
+usage
+usage --json
 set +e
-"$bin" -l -c >/dev/null 2>&1; r=$?
+"$bin" -d --json --idmapd-conf="$T/none.conf" >"$T/d.json" 2>"$T/d.err"; r=$?
 set -e
-[ "$r" = 1 ] && pass "-l -c together: usage error, exit 1" || fail "-l -c: exit $r"
+if [ "$r" = 0 ] && python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["domain"] and d["nsid"]["command"] == "domain", d' "$T/d.json"; then
+        pass "-d --json: domain $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["domain"])' "$T/d.json")"
+else
+        fail "-d --json: exit $r $(cat "$T/d.json" "$T/d.err")"
+fi
+ldd "$bin" | grep -q json-c && fail "json-c is linked (it must be loaded for --json only)" || pass "json-c not among the upcall's libraries"
 echo "$passes passed, $fails failed, $skips skipped"
 [ "$fails" = 0 ] || exit 1
 [ "$passes" -gt 0 ] || [ "$skips" = 0 ] || exit 77 # every case skipped

@@ -106,7 +106,7 @@ same fast-negt getopt-negt '^invalid timeout "-1": ' "a timeout that looks like 
 # a bad option value is named, not "Bad arg count. Check /etc/request-key.conf" (issue #32)
 run dgram bad-maxtime --max-time=abc 0 uid:someone@example.test
 out=$(line bad-maxtime)
-[ "$out" = 'invalid --max-time=abc: expected seconds 1..3600' ] && [ "$(cat "$T/bad-maxtime.rc")" = 1 ] &&
+[ "$out" = 'invalid --max-time=abc: expected seconds 1..3600' ] && [ "$(cat "$T/bad-maxtime.rc")" = 2 ] &&
         pass "a bad --max-time is named: '$out'" || fail "bad --max-time: '$out'"
 run dgram fast-not 0 uid:someone@example.test
 out=$(line fast-not)
@@ -117,10 +117,10 @@ out=$(line fast-dns)
 [ "$(cat "$T/fast-dns.rc")" = 1 ] && [ -n "$out" ] && pass "\"dns %k\" with a serial it refuses: '$out'" ||
         fail "\"dns %k\": '$out' (exit $(cat "$T/fast-dns.rc"))"
 # five arguments that are not the rule's form: an option where the serial goes (getopt_long:
-# -c, an admin command with a stray argument: usage on stderr, exit 1, nothing logged)
+# -c, an admin command with a stray argument: usage on stderr, exit 2, nothing logged)
 run dgram getopt-opt -t 600 -c uid:someone@example.test
 out=$(line getopt-opt)
-[ "$(cat "$T/getopt-opt.rc")" = 1 ] && [ -z "$out" ] &&
+[ "$(cat "$T/getopt-opt.rc")" = 2 ] && [ -z "$out" ] &&
         pass "-t 600 -c DESC: an admin command's usage error, not an upcall" ||
         fail "-t 600 -c DESC: exit $(cat "$T/getopt-opt.rc"): '$out'"
 
