@@ -25,6 +25,7 @@
 #include <keyutils.h>
 #include <nfsidmap.h>
 #include <nsid/conffile.h>
+#include <nsid/nfsconf.h>
 #include <nsid/file.h>
 #include <nsid/kernel.h>
 #include <nsid/keyring.h>
@@ -287,7 +288,7 @@ static int requester_worker(int fd, void *userdata) {
                 dprintf(fd, "err=%d\nstage=load\n", -r);
                 goto out;
         }
-        if (cr >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
+        if (cr >= 0 && nsid_nfsconf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
             !nsid_dns_name_valid(domain, strlen(domain))) {
                 baddomain = true;
                 free(domain);
@@ -314,7 +315,7 @@ static int requester_worker(int fd, void *userdata) {
                 }
                 if (!found) {
                         /* Like libnfsidmap: unknown owners map to the nobody user/group. */
-                        if (conf && nsid_conf_get(conf, conf_size, "Mapping",
+                        if (conf && nsid_nfsconf_get(conf, conf_size, "Mapping",
                                                   user ? "Nobody-User" : "Nobody-Group",
                                                   &nobody) < 0)
                                 nobody = NULL;

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <nsid/conffile.h>
+#include <nsid/nfsconf.h>
 #include <nsid/resolv.h>
 #include <nsid/worker.h>
 
@@ -194,8 +194,8 @@ static int load_worker(int fd, void *userdata) {
                 goto out;
         }
 
-        /* (as libnfsidmap reads it: nsid_conf_get() takes values as nfs-utils does) */
-        if (cerr >= 0 && nsid_conf_get(conf, conf_size, "General", "Domain", &domain) < 0)
+        /* (as libnfsidmap reads it: nsid/nfsconf.h) */
+        if (cerr >= 0 && nsid_nfsconf_get(conf, conf_size, "General", "Domain", &domain) < 0)
                 domain = NULL; /* none: the host's */
         if (domain && *domain && nsid_dns_name_valid(domain, strlen(domain)) &&
             strlen(domain) < sizeof(((dm_context *) 0)->domain))

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <nsid/conffile.h>
+#include <nsid/nfsconf.h>
 #include <nsid/file.h>
 #include <nsid/identity.h>
 #include <nsid/kernel.h>
@@ -60,7 +60,7 @@ char *idmap_domain_of(const char *conf, size_t size, const char *hostname,
         char *d = NULL;
         const char *dot;
 
-        if (conf && nsid_conf_get(conf, size, "General", "Domain", &d) == 0 && d[0]) {
+        if (conf && nsid_nfsconf_get(conf, size, "General", "Domain", &d) == 0 && d[0]) {
                 *ret_source = "idmapd.conf";
                 return d;
         }

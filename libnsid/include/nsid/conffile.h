@@ -13,8 +13,9 @@ extern "C" {
 #endif
 
 /*
- * INI-style configuration text, as /etc/nsid.conf (nsid.conf(5)) and idmapd.conf(5) use it,
- * parsed with libinih: "[Section]" headers, "key = value" lines ("key: value" is accepted
+ * INI-style configuration text, as /etc/nsid.conf (nsid.conf(5)) uses it, parsed with
+ * libinih, with line-numbered diagnostics. (idmapd.conf is read by nsid/nfsconf.h instead,
+ * rule for rule as libnfsidmap reads it.) The syntax: "[Section]" headers, "key = value" lines ("key: value" is accepted
  * too), comment lines starting with '#' or ';'. Section and key names compare
  * case-insensitively (like libnfsidmap's conffile); blanks around names and values are
  * removed, and leading blanks never continue the previous line. Values are taken as
