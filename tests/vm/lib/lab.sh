@@ -5,8 +5,16 @@
 #   finding KEY "text"                 "# finding KEY: text", collected in /lab-out/findings.txt
 #   lab_done                           prints "N passed, N failed" and exits 0/1
 #   lab_modprobe MODULE...             modprobe -a the modules that are not there yet
+#   lab_reboot                         reboot the guest for real (a scenario with "# lab-boots:"
+#                                      and systemd): the scenario runs again from its top with
+#                                      LAB_BOOT one higher, its counts carried over
 # Output goes to stdout (the runner captures it as result.tap).
 LAB_N=0 LAB_PASS=0 LAB_FAIL=0
+LAB_BOOT=${LAB_BOOT:-1}
+# after lab_reboot: the counts of the boots before
+if [ "$LAB_BOOT" -gt 1 ] && [ -r "${LAB_OUT:-/lab-out}/lab-counts" ]; then
+  . "${LAB_OUT:-/lab-out}/lab-counts"
+fi
 LAB_KVER=$(uname -r)
 LAB_KMAJ=$(uname -r | cut -d. -f1) LAB_KMIN=$(uname -r | cut -d. -f2)
 # kernel_at_least 6 5 -> true on 6.5 and later
@@ -79,4 +87,15 @@ bail() {
   LAB_N=$((LAB_N + 1)); LAB_FAIL=$((LAB_FAIL + 1))
   printf 'not ok %d - bail out: %s\n' "$LAB_N" "$*"
   lab_done
+}
+lab_reboot() {
+  [ "${LAB_BOOT:-1}" -lt "${LAB_BOOTS:-1}" ] || bail "lab_reboot: boot $LAB_BOOT of ${LAB_BOOTS:-1} (raise '# lab-boots:')"
+  [ "$(cat /proc/1/comm)" = systemd ] || bail "lab_reboot needs systemd as PID 1 ('# lab-init: systemd')"
+  printf 'LAB_N=%d LAB_PASS=%d LAB_FAIL=%d\n' "$LAB_N" "$LAB_PASS" "$LAB_FAIL" > "$LAB_OUT/lab-counts"
+  : > "$LAB_OUT/reboot-requested"
+  note "rebooting (boot $LAB_BOOT of $LAB_BOOTS ends)"
+  sync -f "$LAB_OUT/lab-counts" 2>/dev/null
+  systemctl reboot
+  sleep 600
+  exit 0
 }

@@ -4,6 +4,7 @@
 # (nfs-server.service, nfs-idmapd.service with rpc.idmapd) before nsid is installed, as an NFS
 # server host does. labalice is 1500 on the server and the host, 4001 in container c1 (its
 # own passwd); labbob 1501 and 4002.
+# Boot 1:
 #   - before: c1 sees the host's answer (1500), as nfs-utils gives it;
 #   - dpkg -i: (when the deb-build-prev test built the previous commit's packages: those
 #     first, then this tree's over them, the upgrade an administrator makes) nsid-idmapd
@@ -14,24 +15,32 @@
 #     (nfs-server alone, which pulls nsid-idmapd in; nsid-idmapd first) end the same way;
 #   - a container made after the install gets its identifier from the installed udev rule,
 #     through the real systemd-run;
+#   - a real reboot (the root's changes are kept on a disk, lab-run's "# lab-boots:").
+# Boot 2, the same host after the reboot (systemd starts what multi-user.target wants of the
+# NFS stack and nsid, as enabled):
+#   - nsid-idmapd started at boot, before nfs-server; rpc.idmapd never ran; the boot's
+#     reconcile ran; the same host secret and identity; a new c1 gets its own answers;
 #   - dpkg -r: no request-key rule names a program that is gone, nfs-common's rule is back,
 #     rpc.idmapd serves knfsd again; dpkg -i again: all of nsid's back, the same host secret;
 #   - dpkg -i over itself (the upgrade path of the maintainer scripts): the daemon restarted,
 #     the same secret; a roll back to the previous commit's packages and forward again: the
-#     same secret, identity and answers both ways; dpkg -P keeps the secret in /var/backups/nsid, and a new install
-#     restores it: the same identity for the same container key.
-# What is not here: a real reboot (the guest's root is a tmpfs overlay that a reboot loses;
-# the two start orders stand in for it).
+#     same secret, identity and answers both ways; dpkg -P keeps the secret in
+#     /var/backups/nsid, and a new install restores it: the same identity for the same key.
+# The export is a tmpfs in /etc/fstab and the NFS settings (lease and grace 10 s, idmapping
+# on) are in /etc/nfs.conf.d and /etc/modprobe.d, so that the server comes up by itself at
+# boot as a configured host's does.
 # lab-test: 6.12 6.1
 # lab-init: systemd
-# lab-timeout: 1200
-# lab-cost: 240
+# lab-boots: 2
+# lab-timeout: 1500
+# lab-cost: 330
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
 . "$LAB_LIB/deb.sh"
 . "$LAB_LIB/demo-idmap.sh"
-W=/run/nsid-lab/systemd-host
+# (kept across the reboot: on the root's disk, not in /run)
+W=/var/lib/nsid-lab/systemd-host
 mkdir -p "$W"
 RK=/etc/request-key.d
 
@@ -39,36 +48,9 @@ check_eq "systemd is PID 1" systemd "$(cat /proc/1/comm)" || bail "PID 1 is $(ca
 note "systemd $(systemctl --version | head -n1 | cut -d' ' -f2), state $(systemctl is-system-running 2>&1)"
 debs=$(deb_files "$LAB_BUILD/deb") || bail "no packages in $LAB_BUILD/deb (run: ctest --test-dir BUILD -R deb-build)"
 NSID_DEB=$(grep '/nsid_' <<<"$debs")
-# shellcheck disable=SC2086
-deb_guest_prune_db $debs -- libc-bin nfs-common keyutils init-system-helpers systemd udev ||
-  bail "could not limit dpkg's database"
-
-# A Docker-built image (this machine's) has /usr/sbin/policy-rc.d refusing every service
-# start and stop from maintainer scripts (exit 101); a host booted with systemd has none.
-if [ -e /usr/sbin/policy-rc.d ]; then
-  note "the host image's /usr/sbin/policy-rc.d removed in the guest (it refuses every service action)"
-  rm -f /usr/sbin/policy-rc.d
-fi
-
 active() { systemctl is-active "$1" 2>&1; }
 main_pid() { systemctl show -p MainPID --value "$1"; }
 rpcidmapd_running() { pgrep -x rpc.idmapd >/dev/null; }
-
-# ---- the server host before nsid: nfs-utils' units ---------------------------------------------
-demo_users_setup "$W" "labalice=1500 labbob=1501" "labalice=4001 labbob=4002" ||
-  bail "cannot write the users' files"
-nfs_modules on || bail "no NFS modules"
-lab_bridge_up || bail "no bridge"
-mkdir -p "$LAB_EXPORT" && mount -t tmpfs -o mode=0777 nsid-lab-export "$LAB_EXPORT"
-echo "$LAB_EXPORT $LAB_NET_PREFIX.0/24(rw,no_root_squash,fsid=0,no_subtree_check,insecure,sync)" > /etc/exports
-printf '[General]\nDomain = %s\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' "$LAB_DOMAIN" > /etc/idmapd.conf
-# 10 s lease and grace, set before knfsd starts (proc-fs-nfsd.mount is what the unit mounts)
-systemctl start proc-fs-nfsd.mount
-echo 10 > /proc/fs/nfsd/nfsv4leasetime; echo 10 > /proc/fs/nfsd/nfsv4gracetime
-check "systemctl start nfs-server" timeout 120 systemctl start nfs-server.service ||
-  { systemctl status nfs-server.service --no-pager 2>&1 | sed 's/^/#   /'; bail "no server"; }
-check_eq "nfs-idmapd.service active (rpc.idmapd, pulled in by nfs-server)" active "$(active nfs-idmapd.service)"
-check "rpc.idmapd runs" rpcidmapd_running
 
 new_file() { # uid: a new file on the export owned by uid; its name (called in $(...): the
               # name cannot come from a counter of this shell)
@@ -77,50 +59,6 @@ new_file() { # uid: a new file on the export owned by uid; its name (called in $
 }
 c1_owner() { container_exec c1 timeout 20 stat -c %u "/mnt/nfs/$1" 2>&1; }
 c1_remount() { container_exec c1 umount -f /mnt/nfs 2>/dev/null; container_mount c1 vers=4.2,soft,timeo=50,retrans=3; }
-check "container c1 with its own passwd" \
-  container_create c1 --passwd "$W/passwd-1" --group "$W/group-1" || bail "no container"
-check "c1 mounts the export" c1_remount || bail "no mount"
-nfs_server_wait_grace
-f=$(new_file 1500)
-check_eq "before nsid: c1 sees labalice as the host's 1500 (nfs-utils answers every namespace alike)" \
-  1500 "$(c1_owner "$f")"
-
-# ---- install (an upgrade from the previous commit's packages when they were built) -------------
-prev=$(deb_files "$LAB_BUILD/deb-prev" 2>/dev/null) || prev=""
-if [ -n "$prev" ]; then
-  # shellcheck disable=SC2086
-  dpkg -i $prev > "$W/dpkg-i-prev.log" 2>&1; rc=$?
-  check_eq "the previous commit's packages installed ($(dpkg-query -W -f='${Version}' nsid))" 0 "$rc" ||
-    sed 's/^/#   /' "$W/dpkg-i-prev.log" | tail -20
-  note "with them: nsid-idmapd $(active nsid-idmapd.service), nfs-idmapd $(active nfs-idmapd.service)"
-  secret_prev=$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)
-else
-  note "no packages of the previous commit (BUILD/deb-prev: the deb-build-prev test): a fresh install only"
-fi
-t0=$(lab_ms)
-# shellcheck disable=SC2086
-dpkg -i $debs > "$W/dpkg-i.log" 2>&1; rc=$?
-note "dpkg -i: exit $rc in $(( $(lab_ms) - t0 )) ms"
-grep '^nsid:' "$W/dpkg-i.log" | while read -r l; do note "dpkg -i said: $l"; done
-check_eq "dpkg -i: exit 0" 0 "$rc" || { sed 's/^/#   /' "$W/dpkg-i.log" | tail -20; bail "install failed"; }
-check_eq "nsid-idmapd.service active after the install, nothing else done" active "$(active nsid-idmapd.service)"
-check_eq "nsid-idmapd.service enabled" enabled "$(systemctl is-enabled nsid-idmapd.service 2>&1)"
-check_eq "the running daemon is the installed /usr/sbin/nsid-idmapd" /usr/sbin/nsid-idmapd \
-  "$(readlink "/proc/$(main_pid nsid-idmapd.service)/exe")"
-check "nfs-idmapd.service no longer active" sh -c "! systemctl is-active -q nfs-idmapd.service"
-check "rpc.idmapd stopped" sh -c "! pgrep -x rpc.idmapd"
-check_eq "the reconcile timer enabled and active" "enabled active" \
-  "$(systemctl is-enabled nsid-uniquifier-reconcile.timer) $(active nsid-uniquifier-reconcile.timer)"
-check_eq "the boot reconcile enabled" enabled "$(systemctl is-enabled nsid-uniquifier-reconcile.service 2>&1)"
-secret0=$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)
-if [ -z "$prev" ]; then
-  check "a host secret generated (/var/lib/nsid/host-secret)" test -n "$secret0" -a -s /var/lib/nsid/host-secret.fingerprint
-else
-  # (an upgrade generates nothing: what the previous package made, or did not, stays)
-  check_eq "the upgrade kept the previous package's host secret (${secret_prev:-none})" "$secret_prev" "$secret0"
-fi
-
-# namespace-local answers, knfsd's answers from nsid-idmapd
 serving() { # what: c1 sees 4001 for a new file of the server's 1500, the host 1500, and a
             # chown to c1's labbob (4002) stores the server's 1501
   local f o h
@@ -131,62 +69,182 @@ serving() { # what: c1 sees 4001 for a new file of the server's 1500, the host 1
   container_exec c1 timeout 20 chown 4002 "/mnt/nfs/$f" 2>&1
   echo "c1=$o host=$h server-after-chown=$(stat -c %u "$LAB_EXPORT/$f")"
 }
-# a lookup whose requester is seen in the host's netns (a kernel thread, or a process gone
-# since) while the host has no NFS client of its own is a container client's: the daemon
-# tells the helper to hand it to the pipes it serves (bench-idmapd-sssd: one owner of 1,000
-# had the host's answer when it said 0)
-rh=$(nsid-idmapd --ctl="route host" 2>&1)
-check "no NFS client on the host yet: 'route host' names the container's pipes (ok N, N > 0)" \
-  bash -c "[[ '$rh' =~ ^ok\ [1-9] ]]"
+if [ "$LAB_BOOT" = 1 ]; then
+  # shellcheck disable=SC2086
+  deb_guest_prune_db $debs -- libc-bin nfs-common keyutils init-system-helpers systemd udev ||
+    bail "could not limit dpkg's database"
+
+  # A Docker-built image (this machine's) has /usr/sbin/policy-rc.d refusing every service
+  # start and stop from maintainer scripts (exit 101); a host booted with systemd has none.
+  if [ -e /usr/sbin/policy-rc.d ]; then
+    note "the host image's /usr/sbin/policy-rc.d removed in the guest (it refuses every service action)"
+    rm -f /usr/sbin/policy-rc.d
+  fi
+
+  # ---- the server host before nsid: nfs-utils' units ---------------------------------------------
+  demo_users_setup "$W" "labalice=1500 labbob=1501" "labalice=4001 labbob=4002" ||
+    bail "cannot write the users' files"
+  nfs_modules on || bail "no NFS modules"
+  lab_bridge_up || bail "no bridge"
+  # the export, the lease and grace times and idmapping as a configured server keeps them: in
+  # /etc/fstab, /etc/nfs.conf.d and /etc/modprobe.d (the reboot below comes up with them)
+  mkdir -p "$LAB_EXPORT" /etc/nfs.conf.d
+  echo "nsid-lab-export $LAB_EXPORT tmpfs mode=0777 0 0" >> /etc/fstab
+  systemctl daemon-reload
+  mount "$LAB_EXPORT"
+  printf '[nfsd]\nlease-time = 10\ngrace-time = 10\n' > /etc/nfs.conf.d/nsid-lab.conf
+  printf 'options nfs nfs4_disable_idmapping=0\noptions nfsd nfs4_disable_idmapping=0\n' > /etc/modprobe.d/nsid-lab.conf
+  echo "$LAB_EXPORT $LAB_NET_PREFIX.0/24(rw,no_root_squash,fsid=0,no_subtree_check,insecure,sync)" > /etc/exports
+  printf '[General]\nDomain = %s\n[Mapping]\nNobody-User = nobody\nNobody-Group = nogroup\n' "$LAB_DOMAIN" > /etc/idmapd.conf
+  # 10 s lease and grace, set before knfsd starts (proc-fs-nfsd.mount is what the unit mounts)
+  systemctl start proc-fs-nfsd.mount
+  echo 10 > /proc/fs/nfsd/nfsv4leasetime; echo 10 > /proc/fs/nfsd/nfsv4gracetime
+  check "systemctl start nfs-server" timeout 120 systemctl start nfs-server.service ||
+    { systemctl status nfs-server.service --no-pager 2>&1 | sed 's/^/#   /'; bail "no server"; }
+  check_eq "nfs-idmapd.service active (rpc.idmapd, pulled in by nfs-server)" active "$(active nfs-idmapd.service)"
+  check "rpc.idmapd runs" rpcidmapd_running
+
+  check "container c1 with its own passwd" \
+    container_create c1 --passwd "$W/passwd-1" --group "$W/group-1" || bail "no container"
+  check "c1 mounts the export" c1_remount || bail "no mount"
+  nfs_server_wait_grace
+  f=$(new_file 1500)
+  check_eq "before nsid: c1 sees labalice as the host's 1500 (nfs-utils answers every namespace alike)" \
+    1500 "$(c1_owner "$f")"
+
+  # ---- install (an upgrade from the previous commit's packages when they were built) -------------
+  prev=$(deb_files "$LAB_BUILD/deb-prev" 2>/dev/null) || prev=""
+  if [ -n "$prev" ]; then
+    # shellcheck disable=SC2086
+    dpkg -i $prev > "$W/dpkg-i-prev.log" 2>&1; rc=$?
+    check_eq "the previous commit's packages installed ($(dpkg-query -W -f='${Version}' nsid))" 0 "$rc" ||
+      sed 's/^/#   /' "$W/dpkg-i-prev.log" | tail -20
+    note "with them: nsid-idmapd $(active nsid-idmapd.service), nfs-idmapd $(active nfs-idmapd.service)"
+    secret_prev=$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)
+  else
+    note "no packages of the previous commit (BUILD/deb-prev: the deb-build-prev test): a fresh install only"
+  fi
+  t0=$(lab_ms)
+  # shellcheck disable=SC2086
+  dpkg -i $debs > "$W/dpkg-i.log" 2>&1; rc=$?
+  note "dpkg -i: exit $rc in $(( $(lab_ms) - t0 )) ms"
+  grep '^nsid:' "$W/dpkg-i.log" | while read -r l; do note "dpkg -i said: $l"; done
+  check_eq "dpkg -i: exit 0" 0 "$rc" || { sed 's/^/#   /' "$W/dpkg-i.log" | tail -20; bail "install failed"; }
+  check_eq "nsid-idmapd.service active after the install, nothing else done" active "$(active nsid-idmapd.service)"
+  check_eq "nsid-idmapd.service enabled" enabled "$(systemctl is-enabled nsid-idmapd.service 2>&1)"
+  check_eq "the running daemon is the installed /usr/sbin/nsid-idmapd" /usr/sbin/nsid-idmapd \
+    "$(readlink "/proc/$(main_pid nsid-idmapd.service)/exe")"
+  check "nfs-idmapd.service no longer active" sh -c "! systemctl is-active -q nfs-idmapd.service"
+  check "rpc.idmapd stopped" sh -c "! pgrep -x rpc.idmapd"
+  check_eq "the reconcile timer enabled and active" "enabled active" \
+    "$(systemctl is-enabled nsid-uniquifier-reconcile.timer) $(active nsid-uniquifier-reconcile.timer)"
+  check_eq "the boot reconcile enabled" enabled "$(systemctl is-enabled nsid-uniquifier-reconcile.service 2>&1)"
+  secret0=$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)
+  if [ -z "$prev" ]; then
+    check "a host secret generated (/var/lib/nsid/host-secret)" test -n "$secret0" -a -s /var/lib/nsid/host-secret.fingerprint
+  else
+    # (an upgrade generates nothing: what the previous package made, or did not, stays)
+    check_eq "the upgrade kept the previous package's host secret (${secret_prev:-none})" "$secret_prev" "$secret0"
+  fi
+
+  # namespace-local answers, knfsd's answers from nsid-idmapd
+  # a lookup whose requester is seen in the host's netns (a kernel thread, or a process gone
+  # since) while the host has no NFS client of its own is a container client's: the daemon
+  # tells the helper to hand it to the pipes it serves (bench-idmapd-sssd: one owner of 1,000
+  # had the host's answer when it said 0)
+  rh=$(nsid-idmapd --ctl="route host" 2>&1)
+  check "no NFS client on the host yet: 'route host' names the container's pipes (ok N, N > 0)" \
+    bash -c "[[ '$rh' =~ ^ok\ [1-9] ]]"
+  HMNT=/mnt/host-nfs
+  mkdir -p $HMNT && timeout 30 mount -t nfs4 -o vers=4.2,soft,timeo=50,retrans=3 "$LAB_SERVER_IP:/" $HMNT
+  WANT="c1=4001 host=1500 server-after-chown=1501"
+  check_eq "after the install: c1 its own, the host its own, knfsd maps c1's chown" "$WANT" "$(serving)"
+
+  # ---- nfs-server restarts and start orders -----------------------------------------------------
+  pid=$(main_pid nsid-idmapd.service)
+  check "systemctl restart nfs-server" timeout 120 systemctl restart nfs-server.service
+  nfs_server_wait_grace
+  check_eq "nsid-idmapd still active, the same process" "active $pid" \
+    "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
+  check "rpc.idmapd not started by the restart" sh -c "! pgrep -x rpc.idmapd"
+  check_eq "nfs-idmapd.service skipped by its condition" "no" \
+    "$(systemctl show -p ConditionResult --value nfs-idmapd.service)"
+  check_eq "after the restart: the same answers" "$WANT" "$(serving)"
+  journalctl -u nfs-idmapd.service --no-pager -o cat 2>/dev/null | tail -n 2 | while read -r l; do note "nfs-idmapd: $l"; done
+  pid=$(main_pid nsid-idmapd.service)
+  check "systemctl restart nfs-client.target" timeout 120 systemctl restart nfs-client.target
+  check_eq "nsid-idmapd still active, the same process, after nfs-client.target" "active $pid" \
+    "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
+
+  systemctl stop nfs-server.service nsid-idmapd.service
+  check "both stopped; then systemctl start nfs-server alone" timeout 120 systemctl start nfs-server.service
+  nfs_server_wait_grace
+  check_eq "nsid-idmapd started with it (wanted through nfs-idmapd.service)" active "$(active nsid-idmapd.service)"
+  check_eq "order nfs-server first: the same answers" "$WANT" "$(serving)"
+  systemctl stop nfs-server.service nsid-idmapd.service
+  check "both stopped; nsid-idmapd first, then nfs-server" \
+    sh -c "timeout 60 systemctl start nsid-idmapd.service && timeout 120 systemctl start nfs-server.service"
+  nfs_server_wait_grace
+  check "rpc.idmapd never started" sh -c "! pgrep -x rpc.idmapd"
+  check_eq "order nsid-idmapd first: the same answers" "$WANT" "$(serving)"
+
+  # ---- the timer and the udev rule, through real systemd -------------------------------------
+  check "the reconcile timer fired and the reconcile succeeded" wait_for 120 sh -c \
+    "[ \"\$(systemctl show -p Result --value nsid-uniquifier-reconcile.service)\" = success ] &&
+     [ -n \"\$(systemctl show -p ExecMainExitTimestamp --value nsid-uniquifier-reconcile.service)\" ]"
+  check "container c2 made after the install" container_create c2 || bail "no c2"
+  c2_identified() { container_identifier c2 | grep -qx '[0-9a-f]\{32\}'; }
+  transient() { journalctl --no-pager -o short-monotonic 2>/dev/null | grep -E 'run-[^ ]*\.service' | grep -m1 -i 'nsid-uniquifier'; }
+  if kernel_at_least 6 5; then
+    check "c2's identifier set by the udev rule's transient unit (systemd-run)" wait_for 90 c2_identified
+    check "the journal shows nsid-uniquifier run as a transient unit" transient
+    note "journal: $(transient)"
+  else
+    # (before 6.5 the host's udevd gets no uevent for a container's NFS client:
+    # doc/kernel-findings.md; the timer and the hooks serve such containers)
+    note "Linux $(uname -r): no uevent for a container's NFS client before 6.5; the udev rule's path is not checked here"
+  fi
+
+
+  # ---- a real reboot -------------------------------------------------------------------------------
+  printf 'secret0=%q\nident_boot1=%q\npid_boot1=%q\n' "$secret0" \
+    "$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')" \
+    "$(main_pid nsid-idmapd.service)" > "$W/boot1.env"
+  # (no NFS mount left for the shutdown to wait on)
+  container_exec c1 umount -f /mnt/nfs 2>/dev/null
+  umount -f "$HMNT" 2>/dev/null
+  lab_reboot
+fi
+
+# ---- boot 2: the same host after a real reboot ---------------------------------------------------
+. "$W/boot1.env"
+prev=$(deb_files "$LAB_BUILD/deb-prev" 2>/dev/null) || prev=""
 HMNT=/mnt/host-nfs
-mkdir -p $HMNT && timeout 30 mount -t nfs4 -o vers=4.2,soft,timeo=50,retrans=3 "$LAB_SERVER_IP:/" $HMNT
 WANT="c1=4001 host=1500 server-after-chown=1501"
-check_eq "after the install: c1 its own, the host its own, knfsd maps c1's chown" "$WANT" "$(serving)"
-
-# ---- nfs-server restarts and start orders -----------------------------------------------------
-pid=$(main_pid nsid-idmapd.service)
-check "systemctl restart nfs-server" timeout 120 systemctl restart nfs-server.service
-nfs_server_wait_grace
-check_eq "nsid-idmapd still active, the same process" "active $pid" \
-  "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
-check "rpc.idmapd not started by the restart" sh -c "! pgrep -x rpc.idmapd"
-check_eq "nfs-idmapd.service skipped by its condition" "no" \
+note "boot 2: systemd $(systemctl is-system-running 2>&1), up $(cut -d' ' -f1 /proc/uptime) s"
+check_eq "after the reboot: nsid-idmapd and nfs-server active, started at boot" "active active" \
+  "$(active nsid-idmapd.service) $(active nfs-server.service)"
+check "after the reboot: a new nsid-idmapd process (not boot 1's $pid_boot1)" \
+  test "$(main_pid nsid-idmapd.service)" != "$pid_boot1"
+started() { systemctl show -p ActiveEnterTimestampMonotonic --value "$1"; }
+check "at boot nsid-idmapd was up before nfs-server ($(started nsid-idmapd.service) < $(started nfs-server.service) us)" \
+  test "$(started nsid-idmapd.service)" -lt "$(started nfs-server.service)"
+check "rpc.idmapd never ran in this boot" sh -c "! journalctl -b --no-pager -o cat _COMM=rpc.idmapd | grep -q . && ! pgrep -x rpc.idmapd"
+check_eq "nfs-idmapd.service skipped by its condition at boot" "no" \
   "$(systemctl show -p ConditionResult --value nfs-idmapd.service)"
-check_eq "after the restart: the same answers" "$WANT" "$(serving)"
-journalctl -u nfs-idmapd.service --no-pager -o cat 2>/dev/null | tail -n 2 | while read -r l; do note "nfs-idmapd: $l"; done
-pid=$(main_pid nsid-idmapd.service)
-check "systemctl restart nfs-client.target" timeout 120 systemctl restart nfs-client.target
-check_eq "nsid-idmapd still active, the same process, after nfs-client.target" "active $pid" \
-  "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
-
-systemctl stop nfs-server.service nsid-idmapd.service
-check "both stopped; then systemctl start nfs-server alone" timeout 120 systemctl start nfs-server.service
-nfs_server_wait_grace
-check_eq "nsid-idmapd started with it (wanted through nfs-idmapd.service)" active "$(active nsid-idmapd.service)"
-check_eq "order nfs-server first: the same answers" "$WANT" "$(serving)"
-systemctl stop nfs-server.service nsid-idmapd.service
-check "both stopped; nsid-idmapd first, then nfs-server" \
-  sh -c "timeout 60 systemctl start nsid-idmapd.service && timeout 120 systemctl start nfs-server.service"
-nfs_server_wait_grace
-check "rpc.idmapd never started" sh -c "! pgrep -x rpc.idmapd"
-check_eq "order nsid-idmapd first: the same answers" "$WANT" "$(serving)"
-
-# ---- the timer and the udev rule, through real systemd -------------------------------------
-check "the reconcile timer fired and the reconcile succeeded" wait_for 120 sh -c \
+check "the boot's reconcile ran and succeeded" wait_for 120 sh -c \
   "[ \"\$(systemctl show -p Result --value nsid-uniquifier-reconcile.service)\" = success ] &&
    [ -n \"\$(systemctl show -p ExecMainExitTimestamp --value nsid-uniquifier-reconcile.service)\" ]"
-check "container c2 made after the install" container_create c2 || bail "no c2"
-c2_identified() { container_identifier c2 | grep -qx '[0-9a-f]\{32\}'; }
-transient() { journalctl --no-pager -o short-monotonic 2>/dev/null | grep -E 'run-[^ ]*\.service' | grep -m1 -i 'nsid-uniquifier'; }
-if kernel_at_least 6 5; then
-  check "c2's identifier set by the udev rule's transient unit (systemd-run)" wait_for 90 c2_identified
-  check "the journal shows nsid-uniquifier run as a transient unit" transient
-  note "journal: $(transient)"
-else
-  # (before 6.5 the host's udevd gets no uevent for a container's NFS client:
-  # doc/kernel-findings.md; the timer and the hooks serve such containers)
-  note "Linux $(uname -r): no uevent for a container's NFS client before 6.5; the udev rule's path is not checked here"
-fi
+check_eq "after the reboot: the same host secret" "$secret0" \
+  "$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)"
+check_eq "after the reboot: the same identity for the same key" "$ident_boot1" \
+  "$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')"
+lab_bridge_up || bail "no bridge"
+check "a new c1 with its own passwd" \
+  container_create c1 --passwd "$W/passwd-1" --group "$W/group-1" || bail "no container"
+nfs_server_wait_grace
+mkdir -p $HMNT && timeout 30 mount -t nfs4 -o vers=4.2,soft,timeo=50,retrans=3 "$LAB_SERVER_IP:/" $HMNT
+check_eq "after the reboot: c1 its own, the host its own, knfsd maps c1's chown" "$WANT" "$(serving)"
 
 # ---- remove, reinstall ------------------------------------------------------------------------
 ident0=$(nsidctl --json identity --key systemd-host-probe 2>/dev/null | sed -n 's/.*"identity": *"\([0-9a-f]*\)".*/\1/p')
