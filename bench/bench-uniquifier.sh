@@ -46,7 +46,7 @@ t0=$(now)
 "$U" -q reconcile > "$T/rec1" || { echo "bench: reconcile failed" >&2; exit 1; }
 t1=$(now)
 rec_ms=$(ms "$t0" "$t1")
-setnow=$(grep -c "/run/netns/$P-r.* set now$" "$T/rec1")
+setnow=$(grep -c "/run/netns/$P-r.* set$" "$T/rec1")
 [ "$setnow" = "$N" ] || { echo "bench: reconcile set $setnow of $N namespaces" >&2; exit 1; }
 
 t0=$(now)

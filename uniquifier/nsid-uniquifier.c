@@ -1056,21 +1056,17 @@ static const char *shown(const char *s, char *buf, size_t size) {
         return buf;
 }
 
-/* The one vocabulary of states (state_words, nsid-uniquifier(8)) for a table phrase of
- * list, check and reconcile. */
-static const char *state_token(const char *phrase) {
-        static const struct {
-                const char *prefix, *token;
-        } map[] = {
-                { "set now", "set" },          { "would set", "would-set" },
-                { "already set", "already-set" }, { "too late", "too-late" },
-                { "no nfs client", "no-nfs-client" }, { "unset", "unset" },
-                { "failed", "failed" },        { "gone", "gone" },
-        };
-        for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-                if (strncmp(phrase, map[i].prefix, strlen(map[i].prefix)) == 0)
-                        return map[i].token;
-        return phrase;
+/* The one vocabulary of states (state_words, nsid-uniquifier(8)): a table's STATE is one of
+ * its words, then what qualifies it (" (host)", ": why", "; note"); the word alone. */
+static const char *state_token(const char *text) {
+        static const char *const words[] = { "set", "would-set", "already-set", "too-late",
+                                             "no-nfs-client", "unset", "failed", "gone",
+                                             "refused" };
+        size_t n = strcspn(text, " :;,(");
+        for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+                if (strlen(words[i]) == n && strncmp(text, words[i], n) == 0)
+                        return words[i];
+        return text;
 }
 
 static void print_table(row *rows, size_t n) {
@@ -1313,26 +1309,26 @@ static int scan_once(int mode, bool dry_run) {
                         snprintf(w->identifier, sizeof(w->identifier), "%s", res->identity);
                         switch (res->state) {
                         case ST_SET_NOW:
-                                snprintf(w->state, sizeof(w->state), "set now");
+                                snprintf(w->state, sizeof(w->state), "set");
                                 break;
                         case ST_WOULD_SET:
-                                snprintf(w->state, sizeof(w->state), "would set");
+                                snprintf(w->state, sizeof(w->state), "would-set");
                                 w->identifier[0] = '\0';
                                 break;
                         case ST_ALREADY_SET:
-                                snprintf(w->state, sizeof(w->state), "already set");
+                                snprintf(w->state, sizeof(w->state), "already-set");
                                 break;
                         case ST_TOO_LATE:
                                 snprintf(w->state, sizeof(w->state),
-                                         "too late: set now, but NFS is already mounted");
+                                         "too-late: set, but NFS is already mounted");
                                 break;
                         case ST_NOT_LOADED:
                                 snprintf(w->state, sizeof(w->state),
-                                         "no nfs client (module not loaded); recorded");
+                                         "no-nfs-client (module not loaded); recorded");
                                 w->have_identifier = false;
                                 break;
                         case ST_REFUSED:
-                                snprintf(w->state, sizeof(w->state), "already set (not by nsid)");
+                                snprintf(w->state, sizeof(w->state), "already-set (not by nsid)");
                                 snprintf(w->identifier, sizeof(w->identifier), "%s",
                                          res->previous);
                                 w->source = NULL;
@@ -1372,7 +1368,7 @@ static int scan_once(int mode, bool dry_run) {
                                                                             w->identifier, &src)
                                                        : NULL;
                         if (w->no_nfs_client)
-                                snprintf(w->state, sizeof(w->state), "no nfs client");
+                                snprintf(w->state, sizeof(w->state), "no-nfs-client");
                         else if (!w->identifier[0] && w->info->nfs_mounted) {
                                 snprintf(w->state, sizeof(w->state), "unset, NFS mounted");
                                 w->problem = !w->info->initial;
@@ -1381,8 +1377,8 @@ static int scan_once(int mode, bool dry_run) {
                                          w->info->initial ? "unset (host)" : "unset");
                         else
                                 snprintf(w->state, sizeof(w->state),
-                                         w->info->initial ? "already set (host)"
-                                                          : "already set");
+                                         w->info->initial ? "already-set (host)"
+                                                          : "already-set");
                 }
         next:
                 w->get_ident = mfree(w->get_ident);

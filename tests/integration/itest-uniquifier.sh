@@ -333,10 +333,10 @@ done
 u=$(hold)
 "$U" -q reconcile > "$T/rec1"; rc=$?
 check "reconcile exits 0" [ "$rc" = 0 ]
-check "reconcile set the ip-netns namespaces" [ "$(grep -c "/run/netns/nsid-itest-[ab]-$$ .*set now\$" "$T/rec1")" = 2 ]
-check "reconcile set the unshare namespace" grep -q "^$(netns_ino "$u") .*set now$" "$T/rec1" ||
+check "reconcile set the ip-netns namespaces" [ "$(grep -c "/run/netns/nsid-itest-[ab]-$$ .* set\$" "$T/rec1")" = 2 ]
+check "reconcile set the unshare namespace" grep -q "^$(netns_ino "$u") .* set$" "$T/rec1" ||
     { echo "# netns of $u: $(netns_ino "$u")"; sed 's/^/# /' "$T/rec1"; }
-check "reconcile left already-set ones alone" grep -q "^$(netns_ino "$h") .* already set$" "$T/rec1"
+check "reconcile left already-set ones alone" grep -q "^$(netns_ino "$h") .* already-set$" "$T/rec1"
 check "reconcile leaves the host netns alone" grep -q "unset (host)\|(host)" "$T/rec1"
 ia=$(stat -L -c %i /run/netns/nsid-itest-a-$$)
 check "ip-netns identifier file written" [ -s "$T/fake/$ia" ]
@@ -344,9 +344,9 @@ check "ip-netns identifier file written" [ -s "$T/fake/$ia" ]
 # (other test runs on this host create and destroy namespaces meanwhile, and a destroyed
 # netns's inode number is reused by the next: only this test's own namespaces count)
 ours=" $(stat -L -c %i /run/netns/nsid-itest-a-$$) $(stat -L -c %i /run/netns/nsid-itest-b-$$) $(netns_ino "$u") $(netns_ino "$h") "
-newer=$(grep 'set now' "$T/rec2" | while read -r ino _; do case "$ours" in *" $ino "*) echo "$ino" ;; esac; done)
+newer=$(grep ' set$' "$T/rec2" | while read -r ino _; do case "$ours" in *" $ino "*) echo "$ino" ;; esac; done)
 check "second reconcile sets nothing it saw before" [ -z "$newer" ]
-[ -z "$newer" ] || grep "set now" "$T/rec1" "$T/rec2" | sed 's/^/# /'
+[ -z "$newer" ] || grep " set$" "$T/rec1" "$T/rec2" | sed 's/^/# /'
 
 "$U" --json list > "$T/list.json"; rc=$?
 check "list --json is valid JSON with every netns" python3 -c "
@@ -379,7 +379,7 @@ ip netns add "$nm" && NETNS_ADDED+=("$nm") && rm -f "$T/fake/$(stat -L -c %i "/r
 if write_as_unit "$T/as-unit.sh" "$B" "$(dirname "$0")/../../udev-rules/nsid-uniquifier-reconcile.service.in"; then
     unshare -m -u --propagation slave "$T/as-unit.sh" "$U" -q reconcile > "$T/rec3" 2>"$T/rec3.err"; rc=$?
     check "reconcile as its unit runs it: exit 0, the new netns set" \
-        bash -c "[ $rc = 0 ] && grep -q '/run/netns/$nm .*set now\$' '$T/rec3'"
+        bash -c "[ $rc = 0 ] && grep -q '/run/netns/$nm .* set\$' '$T/rec3'"
     [ "$rc" = 0 ] || sed 's/^/# /' "$T/rec3.err"
 else
     check "reconcile as its unit runs it (syscall-deny built?)" false

@@ -19,7 +19,7 @@
 #       or after network-online presents the shared name, every time;
 #     - the timer path: the reconcile service's command (as the installed unit runs it, which
 #       the timer starts 1 min after boot and every 5 min) sets a container that has not
-#       mounted yet; a container that mounted before it is "too late", and `check` says so.
+#       mounted yet; a container that mounted before it is "too-late", and `check` says so.
 #   both: the host-side fix, no timing involved: the network namespace is made first
 #   (ip netns add), `nsid-uniquifier set --netns ... --key NAME` before nspawn starts, and
 #   `systemd-nspawn --network-namespace-path=/run/netns/NAME`: 3 containers mounting at once
@@ -171,7 +171,7 @@ if kernel_at_least 6 12; then
 else
   check "6.1: tm1, mounted before the reconcile, has the shared name ($tm1_name)" shared_name "$tm1_name"
   check "6.1: the reconcile said tm1's namespace was too late (NFS already mounted)" \
-    grep -q "/nspawn-tm1/payload .*too late" "$LOGS/reconcile.out"
+    grep -q "/nspawn-tm1/payload .*too-late" "$LOGS/reconcile.out"
   timeout 60 /usr/sbin/nsid-uniquifier check > "$LOGS/check.out" 2>&1
   note "nsid-uniquifier check afterwards: exit $? (the identifier is set now; tm1's client still has the shared name)"
 fi
