@@ -264,6 +264,22 @@ static json_object *ns_json(dm_ns *ns) {
         return o;
 }
 
+/* "ok {json}" (one line), and the object freed. */
+static void reply_json(dm_client *c, json_object *root) {
+        const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        size_t l = strlen(s);
+        char *line = malloc(l + 5);
+        if (line) {
+                memcpy(line, "ok ", 3);
+                memcpy(line + 3, s, l);
+                line[l + 3] = '\n';
+                reply(c, line, l + 4);
+                free(line);
+        } else
+                reply_error(c, ENOMEM, "out of memory");
+        json_object_put(root);
+}
+
 static void do_status(dm_client *c) {
         json_object *root = json_object_new_object(), *arr = json_object_new_array();
         json_object_object_add(root, "version", json_object_new_string(NSID_VERSION));
@@ -296,17 +312,7 @@ static void do_status(dm_client *c) {
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 json_object_array_add(arr, ns_json(ns));
         json_object_object_add(root, "namespaces", arr);
-        const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        size_t l = strlen(s);
-        char *line = malloc(l + 5);
-        if (line) {
-                memcpy(line, "ok ", 3);
-                memcpy(line + 3, s, l);
-                line[l + 3] = '\n';
-                reply(c, line, l + 4);
-                free(line);
-        }
-        json_object_put(root);
+        reply_json(c, root);
 }
 
 static int target_ns(const nsid_ctl_request *rq, dm_ns **ret) {
@@ -357,11 +363,17 @@ static void process_line(dm_client *c, const char *line, size_t len) {
         case NSID_CTL_STATUS:
                 do_status(c);
                 return;
+        case NSID_CTL_METRICS:
+                reply_json(c, dm_metrics_json());
+                return;
         case NSID_CTL_FLUSH: {
                 size_t n = 0;
                 if (rq.target == NSID_CTL_TARGET_ALL) {
-                        for (dm_ns *x = dm_namespaces; x; x = x->next)
-                                n += dm_cache_flush(x->cache);
+                        for (dm_ns *x = dm_namespaces; x; x = x->next) {
+                                size_t k = dm_cache_flush(x->cache);
+                                x->stats.cache_flushed += k;
+                                n += k;
+                        }
                 } else {
                         r = target_ns(&rq, &ns);
                         if (r < 0) {
@@ -369,6 +381,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                                 return;
                         }
                         n = dm_cache_flush(ns->cache);
+                        ns->stats.cache_flushed += n;
                 }
                 dm_log(LOG_INFO, ns, "cache flushed on request (%zu entries)", n);
                 snprintf(out, sizeof(out), "ok %zu\n", n);

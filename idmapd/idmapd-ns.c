@@ -108,6 +108,7 @@ void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
         while (i < DM_LAT_BUCKETS - 1 && (int64_t) (1ll << i) <= us)
                 i++;
         ns->stats.lat[i]++;
+        ns->stats.lat_sum_us += (uint64_t) (us > 0 ? us : 0);
         if (error == -ENOENT)
                 ns->stats.negatives++;
         else if (error < 0)
@@ -120,6 +121,7 @@ static size_t reclassify(dm_ns *ns, const nsid_netns_info *info) {
         dm_resolver_release(ns->resolver);
         ns->resolver = NULL;
         size_t dropped = dm_cache_flush(ns->cache);
+        ns->stats.cache_flushed += dropped;
         classify(ns, info);
         return dropped;
 }
@@ -160,6 +162,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
         }
         ns->stats.misses++;
         if (ns->resolver && dm_resolver_answer_now(ns->resolver, q, &a)) {
+                ns->stats.resolved[DM_SRC_FILES]++; /* (the loaded files, in this thread) */
                 ttl = a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
                 dm_cache_put(ns->cache, q, &a, now + (int64_t) ttl * 1000000);
                 pending_complete(tmpl, &a, false, ttl);
@@ -223,6 +226,7 @@ void dm_result_ready(void) {
                 switch (res.kind) {
                 case DM_RESULT_FLUSH: {
                         size_t k = dm_cache_flush(ns->cache);
+                        ns->stats.cache_flushed += k;
                         dm_log(LOG_INFO, ns, "%s: %zu cached answers dropped", res.text, k);
                         break;
                 }
@@ -237,6 +241,8 @@ void dm_result_ready(void) {
                         int64_t now = dm_now_us();
                         unsigned ttl = res.a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
                         dm_cache_put(ns->cache, &res.q, &res.a, now + (int64_t) ttl * 1000000);
+                        if (res.source < _DM_SRC_MAX)
+                                ns->stats.resolved[res.source]++;
                         dm_pending *p = pending_take(ns, res.seq);
                         if (!p)
                                 break; /* timed out already */
@@ -299,6 +305,7 @@ void dm_pending_drop_pipe(dm_pipe *pp) {
 }
 
 static void ns_free(dm_ns *ns) {
+        dm_metrics_forget(ns);
         dm_kernel_detach(ns);
         dm_pending *p = ns->pending;
         while (p) {
@@ -787,7 +794,7 @@ void dm_ns_periodic(int64_t now_us) {
         if (now_us >= next_expire) {
                 next_expire = now_us + 30 * 1000000ll;
                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
-                        (void) dm_cache_expire(ns->cache, now_us);
+                        ns->stats.cache_expired += dm_cache_expire(ns->cache, now_us);
         }
         if (now_us >= next_reap) {
                 next_reap = now_us + 5 * 1000000ll;

@@ -603,12 +603,15 @@ static void *thread_main(void *arg) {
                 }
                 dm_result res = { .kind = DM_RESULT_ANSWER, .ns_id = r->ns_id, .seq = j->seq,
                                   .q = j->q };
+                res.source = DM_SRC_LIBNFSIDMAP;
                 if (r->is_host && j->q.view == DM_VIEW_NS)
                         host_ns_view(r, &j->q, &res.a);
                 else if (r->is_host)
                         resolve_host(&j->q, &res.a);
-                else
+                else {
                         resolve_container(r, &j->q, &res.a);
+                        res.source = r->ctx && r->ctx->nss ? DM_SRC_NSS : DM_SRC_FILES;
+                }
                 free(j);
                 post(&res);
         }

@@ -66,12 +66,24 @@ typedef struct dm_answer {
         char name[DM_NAME_MAX];
 } dm_answer;
 
+/* What resolved an answer the cache did not have: the container's files (the fast path),
+ * its own name service (nsid-nss-query inside it), or libnfsidmap in the host's context. */
+typedef enum dm_source {
+        DM_SRC_FILES,
+        DM_SRC_NSS,
+        DM_SRC_LIBNFSIDMAP,
+        _DM_SRC_MAX,
+} dm_source;
+
 /* Latency histogram: bucket i counts requests of < 2^i microseconds. */
 #define DM_LAT_BUCKETS 32
 typedef struct dm_stats {
         uint64_t requests, hits, misses, failures, negatives, timeouts;
         uint64_t pipe_upcalls, channel_requests, ctl_lookups, keys_invalidated;
+        uint64_t resolved[_DM_SRC_MAX];
+        uint64_t cache_expired, cache_flushed; /* answers dropped from the cache, why */
         uint64_t lat[DM_LAT_BUCKETS];
+        uint64_t lat_sum_us;
 } dm_stats;
 
 typedef struct dm_tag {
@@ -256,6 +268,7 @@ typedef struct dm_result {
         uint64_t seq;
         dm_query q;
         dm_answer a;
+        dm_source source; /* (DM_RESULT_ANSWER) */
         char text[96];
 } dm_result;
 extern int dm_results_fd[2];
@@ -299,6 +312,13 @@ void dm_result_ready(void);
 void dm_pending_expire(int64_t now_us);
 int64_t dm_pending_next_deadline_us(void);
 void dm_stats_record(dm_ns *ns, int64_t start_us, int error);
+
+/* ---- metrics (idmapd-metrics.c): totals that never go down, for nsidctl metrics ---- */
+/* A namespace about to be freed: its counts go to its context's totals. */
+void dm_metrics_forget(const dm_ns *ns);
+/* The "metrics" reply: per context (host, container) the counts of every namespace served
+ * now and forgotten since start, the namespaces served, forgotten and refused. */
+struct json_object *dm_metrics_json(void);
 void dm_ns_periodic(int64_t now_us);
 /* A pending record was completed or abandoned by its origin (client gone). */
 void dm_pending_drop_client(dm_client *c);

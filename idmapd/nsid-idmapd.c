@@ -584,7 +584,8 @@ int main(int argc, char **argv) {
                                                 snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
                                                 dm_resolve_global_reload();
                                                 for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
-                                                        dm_cache_flush(ns->cache);
+                                                        ns->stats.cache_flushed +=
+                                                                dm_cache_flush(ns->cache);
                                                 watch_netns_dir();
                                                 (void) dm_ns_rescan();
                                                 notify("READY=1");

@@ -86,6 +86,10 @@ _public_ int nsid_ctl_request_parse(const char *line, size_t len, nsid_ctl_reque
                 if (n != 1)
                         return -EINVAL;
                 rq.command = NSID_CTL_STATUS;
+        } else if (field_is(f[0], fl[0], "metrics")) {
+                if (n != 1)
+                        return -EINVAL;
+                rq.command = NSID_CTL_METRICS;
         } else if (field_is(f[0], fl[0], "flush")) {
                 if (n > 2)
                         return -EINVAL;
@@ -170,6 +174,8 @@ _public_ int nsid_ctl_request_format(const nsid_ctl_request *rq, char *buf, size
         switch (rq->command) {
         case NSID_CTL_STATUS:
                 return fmt_join(buf, size, "status\n", NULL);
+        case NSID_CTL_METRICS:
+                return fmt_join(buf, size, "metrics\n", NULL);
         case NSID_CTL_FLUSH:
                 if (fmt_target(rq, target, sizeof(target)) < 0)
                         return -EINVAL;

@@ -21,6 +21,9 @@ static void test_requests(void **state) {
         nsid_ctl_request r;
         assert_int_equal(parse("status\n", &r), 0);
         assert_int_equal(r.command, NSID_CTL_STATUS);
+        assert_int_equal(parse("metrics\n", &r), 0);
+        assert_int_equal(r.command, NSID_CTL_METRICS);
+        assert_int_equal(parse("metrics all\n", &r), -EINVAL);
         assert_int_equal(parse("flush", &r), 0);
         assert_int_equal(r.command, NSID_CTL_FLUSH);
         assert_int_equal(r.target, NSID_CTL_TARGET_ALL);
@@ -104,6 +107,10 @@ static void test_format_roundtrip(void **state) {
         assert_memory_equal(&rt, &back, sizeof(rt));
         rt.target = NSID_CTL_TARGET_ALL;
         assert_int_equal(nsid_ctl_request_format(&rt, buf, sizeof(buf)), -EINVAL);
+
+        nsid_ctl_request m = { .command = NSID_CTL_METRICS };
+        assert_int_equal(nsid_ctl_request_format(&m, buf, sizeof(buf)), 8);
+        assert_string_equal(buf, "metrics\n");
 }
 
 static void test_replies(void **state) {

@@ -22,6 +22,9 @@ extern "C" {
  *
  * Requests (at most NSID_CTL_LINE_MAX bytes with the '\n'):
  *   status                          per-namespace state and statistics (JSON)
+ *   metrics                         totals per context, forgotten namespaces included, that
+ *                                   never go down while the daemon runs (JSON; nsidctl
+ *                                   metrics prints them for Prometheus)
  *   flush [TARGET]                  drop cached answers (all namespaces by default)
  *   lookup TARGET KIND VALUE [VIEW] answer like the kernel's upcall would be answered
  *   register PID                    (re)discover PID's network namespace now
@@ -36,7 +39,7 @@ extern "C" {
  *         the kernel uses for that netns's pipes.
  *
  * Replies:
- *   ok [FIELD...]                   status: one JSON object; flush: the number of entries
+ *   ok [FIELD...]                   status, metrics: one JSON object; flush: the number of entries
  *                                   dropped; lookup: VALUE TTL SOURCE ("cache" or "resolved");
  *                                   route: the number of the namespace's idmap pipes it
  *                                   holds open (0: it does not serve them)
@@ -57,6 +60,7 @@ typedef enum nsid_ctl_command {
         NSID_CTL_LOOKUP,
         NSID_CTL_REGISTER,
         NSID_CTL_ROUTE,
+        NSID_CTL_METRICS,
         _NSID_CTL_COMMAND_MAX,
 } nsid_ctl_command;
 
