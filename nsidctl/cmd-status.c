@@ -9,7 +9,7 @@
 #include "nsidctl.h"
 
 /* What the identifier column says, and where it came from. */
-static const char *ident_state(const ns_facts *f) {
+const char *ns_ident_state(const ns_facts *f) {
         if (f->open_r < 0)
                 return "gone";
         if (f->ident_r == -ENOENT)
@@ -67,7 +67,7 @@ static json_object *facts_json(const survey *s, const ns_facts *f) {
                                f->ident_r == 0 && f->identifier[0]
                                        ? json_object_new_string(f->identifier)
                                        : NULL);
-        json_object_object_add(o, "identifier_state", json_object_new_string(ident_state(f)));
+        json_object_object_add(o, "identifier_state", json_object_new_string(ns_ident_state(f)));
         if (f->ident_r < 0 && f->ident_r != -ENOENT)
                 json_object_object_add(o, "identifier_error",
                                        json_object_new_string(strerror(-f->ident_r)));
@@ -211,7 +211,7 @@ int cmd_status(void) {
         }
         for (size_t i = 0; i < s.n; i++) {
                 const ns_facts *f = &s.f[i];
-                const char *st = ident_state(f);
+                const char *st = ns_ident_state(f);
                 char pid[16] = "-", host[4 * 64 + 1], dom[4 * 64 + 1], cont[4 * 64 + 1];
                 color c = strcmp(st, "set") == 0 || strcmp(st, "recorded") == 0 ? C_RESET
                           : strcmp(st, "unset") == 0 && !f->info->initial ? C_YELLOW

@@ -8,7 +8,8 @@
 
 #include "nsidctl.h"
 
-int daemon_status(const char *socket_path, int timeout_ms, json_object **ret) {
+static int daemon_json(const char *socket_path, const char *request, int timeout_ms,
+                       json_object **ret) {
         nsid_ctl_reply rp;
         char *line = NULL, *js;
         json_object *o;
@@ -16,8 +17,8 @@ int daemon_status(const char *socket_path, int timeout_ms, json_object **ret) {
 
         if (timeout_ms <= 0)
                 return -ETIMEDOUT;
-        r = nsid_ctl_roundtrip(socket_path, "status\n", 7, (unsigned) timeout_ms, NULL,
-                               NSID_CTL_REPLY_MAX + 1, &line);
+        r = nsid_ctl_roundtrip(socket_path, request, strlen(request), (unsigned) timeout_ms,
+                               NULL, NSID_CTL_REPLY_MAX + 1, &line);
         if (r < 0)
                 return r;
         r = nsid_ctl_reply_parse(line, (size_t) r, &rp);
@@ -45,4 +46,12 @@ int daemon_status(const char *socket_path, int timeout_ms, json_object **ret) {
         }
         *ret = o;
         return 0;
+}
+
+int daemon_status(const char *socket_path, int timeout_ms, json_object **ret) {
+        return daemon_json(socket_path, "status\n", timeout_ms, ret);
+}
+
+int daemon_metrics(const char *socket_path, int timeout_ms, json_object **ret) {
+        return daemon_json(socket_path, "metrics\n", timeout_ms, ret);
 }

@@ -49,6 +49,14 @@ static const struct command {
           "      --key=KEY | --container-id=ID      the container key (default: found)\n"
           "      --app=APP                          the application id (default nfs4)\n"
           "Exit status: 0, 1 failure, 2 usage.\n" },
+        { "metrics", cmd_metrics, "ID mapping and identities for Prometheus (text format)",
+          "Options:\n"
+          "      --output=PATH  write them to PATH atomically (a new file renamed over it,\n"
+          "                     mode 0644), as node_exporter's textfile collector wants\n"
+          "      --json         the same figures as one object\n"
+          "Every metric: nsidctl(8), METRICS. nsid-metrics.timer writes them to\n"
+          "/var/lib/prometheus/node-exporter/nsid.prom every 30 s when that directory exists.\n"
+          "Exit status: 0 (also when nsid-idmapd does not run: nsid_idmapd_up 0), 1 failure.\n" },
         { "config", cmd_config, "every key of nsid.conf: default, value in effect, where from",
           "Options: --config=PATH (default /etc/nsid.conf; named on purpose, it must exist).\n"
           "Its output is a valid nsid.conf.\n"
@@ -159,6 +167,7 @@ enum {
         OPT_IF_SHARED,
         OPT_NO_LEGEND,
         OPT_REASON,
+        OPT_OUTPUT,
 };
 
 /* Subcommand options: which command accepts them. */
@@ -181,6 +190,7 @@ static const struct {
         { OPT_YES, "--yes", "host-secret" },
         { OPT_IF_SHARED, "--if-shared", "host-secret" },
         { OPT_REASON, "--reason", "host-secret" },
+        { OPT_OUTPUT, "--output", "metrics" },
 };
 
 static int run(int argc, char **argv) {
@@ -208,6 +218,7 @@ static int run(int argc, char **argv) {
                 { "platform-id", required_argument, NULL, OPT_PLATFORM_ID },
                 { "yes", no_argument, NULL, OPT_YES },
                 { "if-shared", no_argument, NULL, OPT_IF_SHARED },
+                { "output", required_argument, NULL, OPT_OUTPUT },
                 { "reason", required_argument, NULL, OPT_REASON },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -315,6 +326,9 @@ static int run(int argc, char **argv) {
                         break;
                 case OPT_NFSD_CLIENTS:
                         arg.nfsd_clients = optarg;
+                        break;
+                case OPT_OUTPUT:
+                        arg.output = optarg;
                         break;
                 case OPT_PLATFORM_ID:
                         arg.platform_id = optarg;

@@ -54,6 +54,7 @@ typedef struct nsidctl_args {
         bool quiet;                /* -q: no informational messages */
         bool no_legend;            /* --no-legend: tables without header lines */
         const char *reason;        /* host-secret --reason */
+        const char *output;        /* metrics --output: the file to replace atomically */
 } nsidctl_args;
 
 extern nsidctl_args arg;
@@ -102,6 +103,8 @@ void ctx_done(void);
 /* nsid-idmapd's "status" over its control socket: the JSON object. -ENOENT/-ECONNREFUSED
  * when it does not run, -EACCES when we are not root, -EPROTO for a malformed reply. */
 int daemon_status(const char *socket_path, int timeout_ms, json_object **ret);
+/* Its "metrics": the totals per context that never go down while it runs. */
+int daemon_metrics(const char *socket_path, int timeout_ms, json_object **ret);
 
 /* ---- procs.c ---- */
 typedef struct proc_hit {
@@ -180,6 +183,9 @@ const char *idkeys_state(int r, char *buf, size_t size);
 
 /* ---- subcommands ---- */
 int cmd_status(void);
+int cmd_metrics(void);
+/* A namespace's identifier state word: set, unset, no-nfs-client, recorded, gone, error. */
+const char *ns_ident_state(const ns_facts *f);
 int cmd_doctor(void);
 int cmd_identity(void);
 int cmd_config(void);
