@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <nsid/log.h>
 
 #include "nsid-idmap.h"
+#include "std-fds.h"
 
 #ifndef NSID_RUN_DIR
 #define NSID_RUN_DIR "/run/nsid"
@@ -26,26 +26,6 @@
 #ifndef NSID_SYSCONF_FILE
 #define NSID_SYSCONF_FILE "/etc/nsid.conf"
 #endif
-
-static void ensure_std_fds(void) {
-        /* one poll() tells which of the three are closed (POLLNVAL) */
-        struct pollfd p[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
-        if (poll(p, 3, 0) < 0)
-                for (int fd = 0; fd < 3; fd++)
-                        p[fd].revents = fcntl(fd, F_GETFD) < 0 && errno == EBADF ? POLLNVAL : 0;
-        for (int fd = 0; fd < 3; fd++) {
-                if (!(p[fd].revents & POLLNVAL))
-                        continue;
-                int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                if (n < 0)
-                        _exit(1);
-                if (n != fd) {
-                        /* cannot happen: lower fds are open by now */
-                        dup2(n, fd);
-                        close(n);
-                }
-        }
-}
 
 static void library_log(int priority, const char *message, void *userdata) {
         logmsg(priority, "%s", message);
@@ -186,7 +166,8 @@ int main(int argc, char **argv) {
         int c, r;
         uint64_t v;
 
-        ensure_std_fds();
+        if (std_fds_ensure() < 0)
+                _exit(1);
         prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
         /* The arguments of the rules this package installs, "-t 600 %k %d" and "dns %k", the

@@ -35,6 +35,7 @@
 
 #include "idmapd.h"
 #include "idmapd-nss.h"
+#include "std-fds.h"
 
 #ifndef NSID_SYSCONF_FILE
 #define NSID_SYSCONF_FILE "/etc/nsid.conf"
@@ -307,15 +308,6 @@ static void notify(const char *msg) {
         close(fd);
 }
 
-static void ensure_std_fds(void) {
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                        if (n < 0)
-                                _exit(1);
-                }
-}
-
 static void watch_netns_dir(void) {
         int ifd = dm_inotify_fd();
         if (dm_netns_dir_wd >= 0)
@@ -399,7 +391,8 @@ int main(int argc, char **argv) {
         const char *ctl = NULL;
         int c, r;
 
-        ensure_std_fds();
+        if (std_fds_ensure() < 0)
+                return 1;
         while ((c = getopt_long(argc, argv, "fvqh", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'f':

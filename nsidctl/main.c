@@ -12,6 +12,7 @@
 #include <nsid/identity.h>
 
 #include "nsidctl.h"
+#include "std-fds.h"
 
 #ifndef NSID_VERSION
 #define NSID_VERSION "unknown"
@@ -114,17 +115,6 @@ static void help(void) {
                "Exit status: 0 ok, 1 failure, 2 usage, 3 warnings found, 4 problems found\n"
                "(doctor, config). See nsidctl(8).\n",
                NSID_SYSCONF_FILE, NSID_STATE_DIR);
-}
-
-static void open_std_fds(void) {
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                        if (n >= 0 && n != fd) {
-                                dup2(n, fd);
-                                close(n);
-                        }
-                }
 }
 
 static int parse_number(const char *s, long min, long max, long *ret) {
@@ -233,7 +223,7 @@ static int run(int argc, char **argv) {
         long v;
         int o, ret;
 
-        open_std_fds();
+        (void) std_fds_ensure();
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
         arg.registry_path = secure_getenv("NSID_REGISTRY");
         arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");

@@ -34,6 +34,7 @@
 
 #include "caps.h"
 #include "json-envelope.h"
+#include "std-fds.h"
 #include "oci-state.h"
 
 #ifndef NSID_VERSION
@@ -136,17 +137,6 @@ static void notef(int priority, const char *fmt, ...) {
         va_start(ap, fmt);
         vreport(priority, fmt, ap);
         va_end(ap);
-}
-
-static void open_std_fds(void) {
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-                        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-                        if (n >= 0 && n != fd) {
-                                dup2(n, fd);
-                                close(n);
-                        }
-                }
 }
 
 static int parse_pid_arg(const char *s, pid_t *ret) {
@@ -1557,7 +1547,7 @@ static int run(int argc, char **argv) {
         const char *cmd;
         int o;
 
-        open_std_fds();
+        (void) std_fds_ensure();
         hoist_common_options(argc, argv, opts);
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
         arg.registry_path = secure_getenv("NSID_REGISTRY");
