@@ -10,6 +10,7 @@
 #   any other prefix   (/opt/...): /etc/udev/rules.d, /etc/systemd/system,
 #                      /etc/containers/oci/hooks.d (nothing reads them under /opt).
 # request-key reads only /etc/request-key.d, whatever the prefix.
+# NSID_SBINDIR is where the programs go, for the files that name them (units, rules, hooks).
 # nsid_install_files(DIRVAR FILE... [RENAME NAME]) installs into the directory chosen.
 pkg_get_variable(_nsid_pc_udevdir udev udevdir)
 if(NOT _nsid_pc_udevdir)
@@ -34,6 +35,11 @@ install(CODE "
     set(NSID_OCI_HOOKS_DIR \"/etc/containers/oci/hooks.d\")
   endif()
   set(NSID_REQUEST_KEY_DIR \"${NSID_REQUEST_KEY_DIR}\")
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_SBINDIR}\")
+    set(NSID_SBINDIR \"${CMAKE_INSTALL_SBINDIR}\")
+  else()
+    set(NSID_SBINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
+  endif()
 ")
 
 function(nsid_install_files dirvar)

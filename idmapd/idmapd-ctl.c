@@ -245,18 +245,7 @@ static json_object *ns_json(dm_ns *ns) {
                 json_object_object_add(o, "owner_uid", json_object_new_int64(
                         ns->owner.uid == (uid_t) -1 ? -1 : (int64_t) ns->owner.uid));
         json_object_object_add(o, "resolver", json_object_new_boolean(ns->resolver != NULL));
-#define S(f) json_object_object_add(o, #f, json_object_new_uint64(ns->stats.f))
-        S(requests);
-        S(hits);
-        S(misses);
-        S(failures);
-        S(negatives);
-        S(timeouts);
-        S(pipe_upcalls);
-        S(channel_requests);
-        S(ctl_lookups);
-        S(keys_invalidated);
-#undef S
+        dm_stats_json_add(o, &ns->stats);
         json_object_object_add(lat, "p50", json_object_new_uint64(percentile(&ns->stats, 0.50)));
         json_object_object_add(lat, "p90", json_object_new_uint64(percentile(&ns->stats, 0.90)));
         json_object_object_add(lat, "p99", json_object_new_uint64(percentile(&ns->stats, 0.99)));

@@ -43,9 +43,7 @@ void dm_metrics_forget(const dm_ns *ns) {
         forgotten++;
 }
 
-static json_object *stats_json(const dm_stats *s, uint64_t cache_entries) {
-        json_object *o = json_object_new_object(), *res = json_object_new_object(),
-                    *lat = json_object_new_array();
+void dm_stats_json_add(json_object *o, const dm_stats *s) {
 #define S(f) json_object_object_add(o, #f, json_object_new_uint64(s->f))
         S(requests);
         S(hits);
@@ -60,6 +58,12 @@ static json_object *stats_json(const dm_stats *s, uint64_t cache_entries) {
         S(cache_expired);
         S(cache_flushed);
 #undef S
+}
+
+static json_object *stats_json(const dm_stats *s, uint64_t cache_entries) {
+        json_object *o = json_object_new_object(), *res = json_object_new_object(),
+                    *lat = json_object_new_array();
+        dm_stats_json_add(o, s);
         static const char *const src[_DM_SRC_MAX] = { "files", "nss", "libnfsidmap" };
         for (int i = 0; i < _DM_SRC_MAX; i++)
                 json_object_object_add(res, src[i], json_object_new_uint64(s->resolved[i]));

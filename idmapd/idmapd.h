@@ -319,6 +319,8 @@ void dm_metrics_forget(const dm_ns *ns);
 /* The "metrics" reply: per context (host, container) the counts of every namespace served
  * now and forgotten since start, the namespaces served, forgotten and refused. */
 struct json_object *dm_metrics_json(void);
+/* The counters of s as members of o (status's per-namespace object, metrics' per context). */
+void dm_stats_json_add(struct json_object *o, const dm_stats *s);
 void dm_ns_periodic(int64_t now_us);
 /* A pending record was completed or abandoned by its origin (client gone). */
 void dm_pending_drop_client(dm_client *c);
