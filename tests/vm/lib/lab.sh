@@ -95,6 +95,10 @@ lab_reboot() {
   : > "$LAB_OUT/reboot-requested"
   note "rebooting (boot $LAB_BOOT of $LAB_BOOTS ends)"
   sync -f "$LAB_OUT/lab-counts" 2>/dev/null
+  # the root's own file system (the overlay on the guest's disk): what the scenario wrote
+  # last is on the disk before the reboot (a fresh-clone run once found a file written just
+  # before it empty after it). syncfs, not sync: a global sync would wait on NFS mounts.
+  sync -f / 2>/dev/null
   systemctl reboot
   sleep 600
   exit 0
