@@ -15,7 +15,7 @@ daemon=$build/idmapd/nsid-idmapd
 ctl=$build/nsidctl/nsidctl
 T=$(mktemp -d /tmp/nsid-itest-metrics.XXXXXX)
 chmod 755 "$T"
-DPID= CPID=
+DPID='' CPID=''
 cleanup() {
         [ -n "$CPID" ] && kill -9 "$CPID" 2>/dev/null
         [ -n "$DPID" ] && kill "$DPID" 2>/dev/null

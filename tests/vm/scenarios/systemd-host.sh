@@ -217,6 +217,7 @@ if [ "$LAB_BOOT" = 1 ]; then
 fi
 
 # ---- boot 2: the same host after a real reboot ---------------------------------------------------
+pid_boot1='' ident_boot1=''
 . "$W/boot1.env"
 prev=$(deb_files "$LAB_BUILD/deb-prev" 2>/dev/null) || prev=""
 HMNT=/mnt/host-nfs
