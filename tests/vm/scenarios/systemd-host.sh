@@ -236,6 +236,17 @@ check_eq "nfs-idmapd.service skipped by its condition at boot" "no" \
 check "the boot's reconcile ran and succeeded" wait_for 120 sh -c \
   "[ \"\$(systemctl show -p Result --value nsid-uniquifier-reconcile.service)\" = success ] &&
    [ -n \"\$(systemctl show -p ExecMainExitTimestamp --value nsid-uniquifier-reconcile.service)\" ]"
+# the metrics timer (enabled by the package; this image has prometheus-node-exporter's
+# directory): its first run 30 s after boot, under its unit's sandbox
+if [ -d /var/lib/prometheus/node-exporter ] && command -v promtool >/dev/null; then
+  check "nsid-metrics.timer wrote node_exporter's textfile, promtool clean" wait_for 120 sh -c \
+    "[ -s /var/lib/prometheus/node-exporter/nsid.prom ] && promtool check metrics < /var/lib/prometheus/node-exporter/nsid.prom"
+  check_eq "... with nsid-idmapd up, as its unit saw it" "nsid_idmapd_up 1" \
+    "$(grep '^nsid_idmapd_up ' /var/lib/prometheus/node-exporter/nsid.prom 2>&1)"
+  note "nsid-metrics.service: $(systemctl show -p Result --value nsid-metrics.service), $(grep -vc '^#' /var/lib/prometheus/node-exporter/nsid.prom 2>/dev/null) series"
+else
+  note "no /var/lib/prometheus/node-exporter or promtool in this image: the metrics timer not checked"
+fi
 check_eq "after the reboot: the same host secret" "$secret0" \
   "$(sha256sum < /var/lib/nsid/host-secret 2>/dev/null | cut -d' ' -f1)"
 check_eq "after the reboot: the same identity for the same key" "$ident_boot1" \
