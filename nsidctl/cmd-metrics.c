@@ -169,8 +169,12 @@ static const char *const ident_states[] = { "set", "unset", "no-nfs-client", "re
                                             "gone", "error" };
 #define N_IDENT_STATES (sizeof(ident_states) / sizeof(ident_states[0]))
 
-static void identity_metrics(const survey *s) {
-        uint64_t n[N_IDENT_STATES] = { 0 }, unset_mounted = 0;
+/* The namespaces in each identifier state; returns those of containers that are unset with
+ * NFS mounted. */
+static uint64_t ident_counts(const survey *s, uint64_t n[N_IDENT_STATES]) {
+        uint64_t unset_mounted = 0;
+        for (size_t k = 0; k < N_IDENT_STATES; k++)
+                n[k] = 0;
         for (size_t i = 0; i < s->n; i++) {
                 const char *st = ns_ident_state(&s->f[i]);
                 for (size_t k = 0; k < N_IDENT_STATES; k++)
@@ -180,6 +184,11 @@ static void identity_metrics(const survey *s) {
                     !s->f[i].info->initial)
                         unset_mounted++;
         }
+        return unset_mounted;
+}
+
+static void identity_metrics(const survey *s) {
+        uint64_t n[N_IDENT_STATES], unset_mounted = ident_counts(s, n);
         family("nsid_identity_namespaces", "gauge",
                "Network namespaces by the state of their NFSv4 client identifier: set, unset, "
                "no-nfs-client (nfs not loaded), recorded (in nsid's registry, nfs not "
@@ -248,12 +257,10 @@ int cmd_metrics(void) {
         }
         if (arg.json) {
                 json_object *o = json_object_new_object(), *id = json_object_new_object();
-                for (size_t k = 0; k < N_IDENT_STATES; k++) {
-                        uint64_t c = 0;
-                        for (size_t i = 0; i < s.n; i++)
-                                c += strcmp(ns_ident_state(&s.f[i]), ident_states[k]) == 0;
-                        json_object_object_add(id, ident_states[k], json_object_new_uint64(c));
-                }
+                uint64_t c[N_IDENT_STATES];
+                (void) ident_counts(&s, c);
+                for (size_t k = 0; k < N_IDENT_STATES; k++)
+                        json_object_object_add(id, ident_states[k], json_object_new_uint64(c[k]));
                 json_object_object_add(o, "identities", id);
                 json_object_object_add(o, "idmapd", dr == 0 ? json_object_get(m) : NULL);
                 if (dr < 0)
