@@ -26,6 +26,7 @@ typedef struct nfsd_info {
         nfsd_status status;
         int minor; /* -1: not given */
         char host[NFSD_HOST_MAX]; /* the client's IP address, normalized, no port */
+        int port;                 /* its port, -1 when the address has none */
         size_t name_len;
         uint8_t name[NFSD_OWNER_MAX]; /* decoded owner string (client-chosen bytes) */
 } nfsd_info;

@@ -45,8 +45,9 @@ static int parse_quoted(const char *v, size_t len, uint8_t *out, size_t max, siz
         return 0;
 }
 
-/* "ip:port", "[ipv6]:port", quoted or not: the normalized ip into host. */
-static int parse_address(const char *v, size_t len, char host[NFSD_HOST_MAX]) {
+/* "ip:port", "[ipv6]:port", quoted or not: the normalized ip into host, the port (-1: none)
+ * into *ret_port. */
+static int parse_address(const char *v, size_t len, char host[NFSD_HOST_MAX], int *ret_port) {
         char buf[64];
         const char *h, *end;
         unsigned char bin[16];
@@ -86,6 +87,7 @@ static int parse_address(const char *v, size_t len, char host[NFSD_HOST_MAX]) {
                 uint64_t port;
                 if (parse_u64_n(p, (size_t) (v + len - p), 65535, &port) < 0)
                         return -EBADMSG;
+                *ret_port = (int) port;
         }
         return 0;
 }
@@ -96,7 +98,7 @@ static bool key_is(const char *k, size_t kl, const char *want) {
 
 int nfsd_info_parse(const char *data, size_t size, nfsd_info *ret) {
         bool have_name = false, have_addr = false, have_status = false;
-        nfsd_info info = { .minor = -1 };
+        nfsd_info info = { .minor = -1, .port = -1 };
         const char *p = data, *end = data + size;
 
         if (!data || !ret)
@@ -128,7 +130,7 @@ int nfsd_info_parse(const char *data, size_t size, nfsd_info *ret) {
                                 return -EBADMSG;
                         have_name = true;
                 } else if (key_is(p, kl, "address")) {
-                        if (have_addr || parse_address(v, vl, info.host) < 0)
+                        if (have_addr || parse_address(v, vl, info.host, &info.port) < 0)
                                 return -EBADMSG;
                         have_addr = true;
                 } else if (key_is(p, kl, "status")) {
