@@ -137,6 +137,7 @@ int cmd_doctor(void) {
         if (arg.server) {
                 /* only the NFS server's view: no namespaces of this host are looked at */
                 check_nfsd_clients();
+                check_server_history();
                 goto print;
         }
         r = survey_run(&s);
@@ -159,6 +160,7 @@ int cmd_doctor(void) {
         check_name_services(&s);
         check_host_secret();
         check_nfsd_clients();
+        check_server_history();
 print:
         if (arg.json)
                 print_findings_json();

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "nsidctl.h"
+#include "watch.h"
 
 /* lookups of 2^LAT_FIRST .. 2^LAT_LAST microseconds get a bucket each (16 us .. 33.5 s) */
 #define LAT_FIRST 4
@@ -202,6 +203,81 @@ static void identity_metrics(const survey *s) {
         fprintf(out, "nsid_identity_unset_with_nfs_mounts %" PRIu64 "\n", unset_mounted);
 }
 
+/* A label value: the history's escaped owner strings hold backslashes (\xHH) */
+static void label_value(const char *v) {
+        for (; *v; v++)
+                fputs(*v == '\\' ? "\\\\" : (char[]) { *v, 0 }, out);
+}
+
+/* What nsidctl watch --server recorded, when this host keeps such a history (an NFS server
+ * where it ran): the changes by kind, and the owner strings taken over most. */
+static void server_metrics(json_object *json) {
+        static const nsid_nfsd_change_kind kinds[] = {
+                NSID_NFSD_CHANGE_TAKEOVER, NSID_NFSD_CHANGE_RESTART, NSID_NFSD_CHANGE_REPLACED,
+                NSID_NFSD_CHANGE_REFUSED };
+        const char *path = watch_history_path(), *err;
+        watch_history *h = NULL;
+        history_total *top = NULL;
+        size_t ntop = 0;
+        double lost = 0, events = 0;
+        int running = watch_running();
+
+        if (!path || history_open_read(path, &h, &err) < 0)
+                return;
+        (void) history_get_stat(h, "lost", &lost);
+        (void) history_get_stat(h, "events", &events);
+        if (history_owner_totals(h, NSID_NFSD_CHANGE_TAKEOVER, WATCH_METRICS_OWNERS, &top, &ntop) < 0)
+                ntop = 0;
+        if (json) {
+                json_object *o = json_object_new_object(), *k = json_object_new_object(),
+                            *ow = json_object_new_object();
+                for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                        uint64_t n = 0;
+                        (void) history_sum(h, kinds[i], &n);
+                        json_object_object_add(k, nsid_nfsd_change_kind_to_string(kinds[i]),
+                                               json_object_new_uint64(n));
+                }
+                for (size_t i = 0; i < ntop; i++)
+                        json_object_object_add(ow, top[i].owner, json_object_new_uint64(top[i].n));
+                json_object_object_add(o, "watch_running", json_object_new_boolean(running == 1));
+                json_object_object_add(o, "changes", k);
+                json_object_object_add(o, "owner_takeovers", ow);
+                json_object_object_add(o, "events", json_object_new_uint64((uint64_t) events));
+                json_object_object_add(o, "lost_events", json_object_new_uint64((uint64_t) lost));
+                json_object_object_add(json, "server", o);
+        } else {
+                family("nsid_server_watch_up", "gauge",
+                       "1 while nsidctl watch --server follows knfsd's client-id tracepoints.");
+                fprintf(out, "nsid_server_watch_up %d\n", running == 1);
+                family("nsid_server_changes_total", "counter",
+                       "Changes of a client owner string's record on this NFS server, by kind: "
+                       "takeover (another client took it: lease stealing), restart (a new "
+                       "verifier from the holder's address), replaced (holder not known), "
+                       "refused (other credentials, NFS4ERR_CLID_INUSE).");
+                for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                        uint64_t n = 0;
+                        (void) history_sum(h, kinds[i], &n);
+                        fprintf(out, "nsid_server_changes_total{kind=\"%s\"} %" PRIu64 "\n",
+                                nsid_nfsd_change_kind_to_string(kinds[i]), n);
+                }
+                family("nsid_server_owner_takeovers_total", "counter",
+                       "Takeovers of the owner strings taken over most (at most 20 series).");
+                for (size_t i = 0; i < ntop; i++) {
+                        fputs("nsid_server_owner_takeovers_total{owner=\"", out);
+                        label_value(top[i].owner);
+                        fprintf(out, "\"} %" PRIu64 "\n", top[i].n);
+                }
+                family("nsid_server_watch_events_total", "counter",
+                       "knfsd client-id trace events the running watcher read.");
+                fprintf(out, "nsid_server_watch_events_total %.0f\n", events);
+                family("nsid_server_watch_lost_events_total", "counter",
+                       "Trace events the running watcher lost (its buffer overflowed).");
+                fprintf(out, "nsid_server_watch_lost_events_total %.0f\n", lost);
+        }
+        history_totals_free(top, ntop);
+        history_close(h);
+}
+
 /* text (len bytes) to path, atomically: a new file beside it, then renamed over it */
 static int write_atomic(const char *path, const char *text, size_t len) {
         char *tmp = NULL;
@@ -263,6 +339,7 @@ int cmd_metrics(void) {
                         json_object_object_add(id, ident_states[k], json_object_new_uint64(c[k]));
                 json_object_object_add(o, "identities", id);
                 json_object_object_add(o, "idmapd", dr == 0 ? json_object_get(m) : NULL);
+                server_metrics(o);
                 if (dr < 0)
                         json_object_object_add(o, "idmapd_error",
                                                json_object_new_string(strerror(-dr)));
@@ -287,6 +364,7 @@ int cmd_metrics(void) {
                         warnf("nsid-idmapd not reachable at %s: %s", ctx_socket_path(),
                               strerror(-dr));
                 identity_metrics(&s);
+                server_metrics(NULL);
         }
         json_object_put(m);
         survey_done(&s);

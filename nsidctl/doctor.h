@@ -53,6 +53,8 @@ void check_registry(void);
 void check_host_secret(void);
 /* doctor-server.c */
 void check_nfsd_clients(void);
+/* doctor-watch.c */
+void check_server_history(void);
 /* doctor-idmap.c */
 void check_domains(const survey *s);
 void check_request_key(void);

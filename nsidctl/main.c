@@ -43,6 +43,8 @@ static const struct command {
           "      --server                on the NFS server: its clients' owner strings\n"
           "      --window=SECONDS        read /proc/fs/nfsd/clients over that long (0..3600)\n"
           "      --nfsd-clients=DIR      a copy of /proc/fs/nfsd/clients to read instead\n"
+          "      --history=PATH          the takeovers nsidctl watch --server recorded\n"
+          "                              (default STATE-DIR/server-watch.db)\n"
           "Exit status: 0 nothing found, 3 warnings, 4 problems, 1 failure.\n" },
         { "identity", cmd_identity, "the identity nsid-uniquifier would give, without setting it",
           "Options:\n"
@@ -58,6 +60,16 @@ static const struct command {
           "Every metric: nsidctl(8), METRICS. nsid-metrics.timer writes them to\n"
           "/var/lib/prometheus/node-exporter/nsid.prom every 30 s when that directory exists.\n"
           "Exit status: 0 (also when nsid-idmapd does not run: nsid_idmapd_up 0), 1 failure.\n" },
+        { "watch", cmd_watch, "on an NFS server: each takeover of a client's record, as it happens",
+          "Options:\n"
+          "      --server            follow knfsd's client-id tracepoints (tracefs; root)\n"
+          "      --history=PATH      keep what happens there (default\n"
+          "                          STATE-DIR/server-watch.db; \"\" keeps nothing)\n"
+          "      --duration=SECONDS  stop after that long (default: at SIGINT/SIGTERM)\n"
+          "      --nfsd-clients=DIR  the server's clients (default /proc/fs/nfsd/clients)\n"
+          "      --json              one JSON object per line\n"
+          "nsid-server-watch.service runs it; doctor --server and metrics read its history.\n"
+          "Exit status: 0, 3 events were lost, 1 failure, 2 usage.\n" },
         { "config", cmd_config, "every key of nsid.conf: default, value in effect, where from",
           "Options: --config=PATH (default /etc/nsid.conf; named on purpose, it must exist).\n"
           "Its output is a valid nsid.conf.\n"
@@ -108,7 +120,8 @@ static void help(void) {
                "[--app=APP]\n"
                "doctor:    [--server-domain=DOMAIN] [--request-key-conf=PATH] "
                "[--request-key-dir=DIR]\n"
-               "           [--server] [--window=SECONDS] [--nfsd-clients=DIR]\n"
+               "           [--server] [--window=SECONDS] [--nfsd-clients=DIR] [--history=PATH]\n"
+               "watch:     --server [--history=PATH] [--duration=SECONDS] [--nfsd-clients=DIR]\n"
                "host-secret [show|new|accept]  [--yes] [--if-shared] [--reason=TEXT] "
                "[--platform-id=PATH]\n"
                "\n"
@@ -158,13 +171,15 @@ enum {
         OPT_NO_LEGEND,
         OPT_REASON,
         OPT_OUTPUT,
+        OPT_HISTORY,
+        OPT_DURATION,
 };
 
 /* Subcommand options: which command accepts them. */
 static const struct {
         int opt;
         const char *name;
-        const char *command;
+        const char *command; /* the commands that take it, blank-separated */
 } sub_opts[] = {
         { OPT_APP, "--app", "identity" },
         { OPT_KEY, "--key", "identity" },
@@ -174,14 +189,29 @@ static const struct {
         { OPT_SERVER_DOMAIN, "--server-domain", "doctor" },
         { OPT_RK_CONF, "--request-key-conf", "doctor" },
         { OPT_RK_DIR, "--request-key-dir", "doctor" },
-        { OPT_SERVER, "--server", "doctor" },
+        { OPT_SERVER, "--server", "doctor watch" },
         { OPT_WINDOW, "--window", "doctor" },
-        { OPT_NFSD_CLIENTS, "--nfsd-clients", "doctor" },
+        { OPT_NFSD_CLIENTS, "--nfsd-clients", "doctor watch" },
+        { OPT_HISTORY, "--history", "doctor watch metrics" },
+        { OPT_DURATION, "--duration", "watch" },
         { OPT_YES, "--yes", "host-secret" },
         { OPT_IF_SHARED, "--if-shared", "host-secret" },
         { OPT_REASON, "--reason", "host-secret" },
         { OPT_OUTPUT, "--output", "metrics" },
 };
+
+/* Is word one of the blank-separated words of list? */
+static bool word_in(const char *list, const char *word) {
+        size_t n = strlen(word);
+        for (const char *p = list; *p;) {
+                size_t k = strcspn(p, " ");
+                if (k == n && strncmp(p, word, n) == 0)
+                        return true;
+                p += k;
+                p += strspn(p, " ");
+        }
+        return false;
+}
 
 static int run(int argc, char **argv) {
         static const struct option opts[] = {
@@ -209,6 +239,8 @@ static int run(int argc, char **argv) {
                 { "yes", no_argument, NULL, OPT_YES },
                 { "if-shared", no_argument, NULL, OPT_IF_SHARED },
                 { "output", required_argument, NULL, OPT_OUTPUT },
+                { "history", required_argument, NULL, OPT_HISTORY },
+                { "duration", required_argument, NULL, OPT_DURATION },
                 { "reason", required_argument, NULL, OPT_REASON },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -320,6 +352,16 @@ static int run(int argc, char **argv) {
                 case OPT_OUTPUT:
                         arg.output = optarg;
                         break;
+                case OPT_HISTORY:
+                        arg.history = optarg;
+                        break;
+                case OPT_DURATION:
+                        if (parse_number(optarg, 1, 31536000, &v) < 0) {
+                                errorf("invalid --duration '%s' (seconds, 1..31536000)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        arg.duration_s = (double) v;
+                        break;
                 case OPT_PLATFORM_ID:
                         arg.platform_id = optarg;
                         break;
@@ -409,9 +451,13 @@ static int run(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
-                if (used[i] && strcmp(sub_opts[i].command, cmd) != 0) {
-                        errorf("%s is an option of '%s %s'", sub_opts[i].name, program,
-                               sub_opts[i].command);
+                if (used[i] && !word_in(sub_opts[i].command, cmd)) {
+                        if (strchr(sub_opts[i].command, ' '))
+                                errorf("%s is an option of these commands: %s", sub_opts[i].name,
+                                       sub_opts[i].command);
+                        else
+                                errorf("%s is an option of '%s %s'", sub_opts[i].name, program,
+                                       sub_opts[i].command);
                         return EXIT_USAGE;
                 }
         if (arg.pid && arg.netns_path) {

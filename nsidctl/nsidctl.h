@@ -55,6 +55,8 @@ typedef struct nsidctl_args {
         bool no_legend;            /* --no-legend: tables without header lines */
         const char *reason;        /* host-secret --reason */
         const char *output;        /* metrics --output: the file to replace atomically */
+        const char *history;       /* watch/doctor/metrics --history: the server-watch history */
+        double duration_s;         /* watch --duration: stop after that long (0: on a signal) */
 } nsidctl_args;
 
 extern nsidctl_args arg;
@@ -190,5 +192,6 @@ int cmd_doctor(void);
 int cmd_identity(void);
 int cmd_config(void);
 int cmd_host_secret(void);
+int cmd_watch(void);
 
 #endif

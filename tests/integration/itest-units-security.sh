@@ -1,7 +1,8 @@
 #!/bin/bash
 # The shipped systemd units, and the transient unit the udev rule starts, scored by
 # `systemd-analyze security` (issue #29, item 9), each against a bound, the figures printed:
-#  - nsid-idmapd.service, nsid-uniquifier-reconcile.service, nsid-metrics.service as
+#  - nsid-idmapd.service, nsid-uniquifier-reconcile.service, nsid-metrics.service,
+#    nsid-server-watch.service as
 #    installed (paths filled in);
 #  - the udev rule's `systemd-run -p ...` properties, written out as the unit systemd-run
 #    would make, scored the same way, and equal to the reconcile unit's hardening (one list);
@@ -26,6 +27,7 @@ for p in nsid-idmapd nsid-uniquifier nsidctl; do printf '#!/bin/sh\n' >"$T/sbin/
 sed "s|@NSID_IDMAPD_PATH@|$T/sbin/nsid-idmapd|" "$src/idmapd/nsid-idmapd.service.in" >"$T/nsid-idmapd.service"
 sed "s|@SBINDIR@|$T/sbin|" "$src/udev-rules/nsid-uniquifier-reconcile.service.in" >"$T/nsid-uniquifier-reconcile.service"
 sed "s|@SBINDIR@|$T/sbin|" "$src/nsidctl/nsid-metrics.service.in" >"$T/nsid-metrics.service"
+sed "s|@SBINDIR@|$T/sbin|" "$src/nsidctl/nsid-server-watch.service.in" >"$T/nsid-server-watch.service"
 # the rule's RUN: systemd-run's -p NAME=VALUE, as a unit file (quotes are udev's)
 run=$(sed -n 's/.*RUN+="\(.*\)".*/\1/p' "$src/udev-rules/90-nsid-uniquifier.rules.in")
 [ -n "$run" ] || { echo "FAIL: no RUN in the udev rule"; exit 1; }
@@ -59,7 +61,7 @@ fi
 score() { systemd-analyze security --offline=true "$1" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'; }
 # RestrictSUIDSGID= makes systemd answer openat2() with ENOSYS, and nsid reads every
 # container file with openat2(RESOLVE_IN_ROOT): none of the three may set it
-for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics; do
+for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics nsid-server-watch; do
         if grep -qE '^RestrictSUIDSGID=' "$T/$u.service"; then
                 fail "$u.service sets RestrictSUIDSGID= (openat2() would fail with ENOSYS)"
         else
@@ -68,7 +70,7 @@ for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics
 done
 # (0.1-0.2 above the bounds of 6 Dec: RestrictSUIDSGID= is left out since a real systemd
 # showed it makes openat2() fail with ENOSYS, which every container file read needs)
-for pair in nsid-idmapd:5.1 nsid-uniquifier-reconcile:4.5 nsid-uniquifier-udev:4.4 nsid-metrics:4.3; do
+for pair in nsid-idmapd:5.1 nsid-uniquifier-reconcile:4.5 nsid-uniquifier-udev:4.4 nsid-metrics:4.3 nsid-server-watch:3.0; do
         u=${pair%%:*} bound=${pair#*:}
         s=$(score "$T/$u.service")
         echo "figure: systemd-analyze security $u.service: $s (bound $bound)"
