@@ -216,12 +216,16 @@ typedef struct ctx {
         nsid_host_secret_source secret_source;
         nsid_registry *reg; /* NULL if it could not be opened */
         int reg_error;
+        bool readonly;
+        uint64_t outcomes[7]; /* per set_state: counted in the registry at ctx_done() */
 } ctx;
+
+static void outcomes_flush(ctx *c);
 
 static int ctx_init(ctx *c, bool need_secret, bool readonly) {
         int r;
 
-        *c = (ctx) {};
+        *c = (ctx) { .readonly = readonly };
         if (need_secret) {
                 r = nsid_host_secret_load(arg.machine_id, arg.state_dir, c->secret,
                                           &c->secret_source);
@@ -247,6 +251,7 @@ static int ctx_init(ctx *c, bool need_secret, bool readonly) {
 }
 
 static void ctx_done(ctx *c) {
+        outcomes_flush(c);
         c->reg = nsid_registry_unref(c->reg);
         explicit_bzero(c->secret, sizeof(c->secret));
 }
@@ -288,6 +293,31 @@ static const char *const state_words[] = {
         [ST_NOT_LOADED] = "no-nfs-client", [ST_REFUSED] = "refused",
         [ST_FAILED] = "failed",
 };
+
+_Static_assert(ST_FAILED + 1 == sizeof(((ctx *) 0)->outcomes) / sizeof(uint64_t),
+               "one count per state");
+
+/* What this run's attempts ended in, added to the registry's counts (nsidctl metrics:
+ * nsid_identity_outcomes_total) in one transaction; dry runs are not counted. */
+static void outcomes_flush(ctx *c) {
+        nsid_registry_outcome v[ST_FAILED + 1];
+        size_t n = 0;
+        int r;
+
+        if (!c->reg || c->readonly)
+                return;
+        for (int k = 0; k <= ST_FAILED; k++)
+                if (c->outcomes[k] && k != ST_WOULD_SET) {
+                        v[n] = (nsid_registry_outcome) { .n = c->outcomes[k] };
+                        snprintf(v[n].outcome, sizeof(v[n].outcome), "%s", state_words[k]);
+                        n++;
+                }
+        r = nsid_registry_count_outcomes(c->reg, arg.app, v, n);
+        if (r < 0)
+                notef(LOG_WARNING, "cannot count the outcomes in the registry: %s",
+                      strerror(-r));
+        memset(c->outcomes, 0, sizeof(c->outcomes));
+}
 
 typedef struct set_result {
         set_state state;
@@ -356,6 +386,8 @@ static bool set_prepare(ctx *c, nsid_ns *netns, const nsid_proc *proc, const cha
                                  nsid_key_source_to_string(key_source));
                 else
                         snprintf(res->why, sizeof(res->why), "cannot derive: %s", strerror(-r));
+                if (!(flags & SET_DRY_RUN))
+                        c->outcomes[r == -EADDRINUSE ? ST_REFUSED : ST_FAILED]++;
                 return false;
         }
         snprintf(res->identity, sizeof(res->identity), "%s", nsid_identity_get_string(job->id));
@@ -434,6 +466,8 @@ static void set_finish(ctx *c, set_job *job, set_result *res) {
                         (void) nsid_identity_forget(job->id, c->reg);
                 res->recorded = false;
         }
+        if (!(job->flags & SET_DRY_RUN))
+                c->outcomes[res->state]++;
         job->id = nsid_identity_unref(job->id);
 }
 

@@ -17,16 +17,11 @@
 #include "nsid/identity.h"
 #include "nsid/netns.h"
 #include "nsid/registry.h"
+#include "registry-internal.h"
 
 #define BUSY_TIMEOUT_MS 30000
 
-struct nsid_registry {
-        unsigned n_ref;
-        sqlite3 *db;
-        char *path;
-        unsigned flags;
-        char errmsg[512];
-};
+
 
 static const char schema_v1[] =
         "CREATE TABLE IF NOT EXISTS bindings ("
@@ -89,7 +84,7 @@ static int errno_from_sqlite(sqlite3 *db, int rc) {
 }
 
 /* Remember SQLite's message for this failure and turn it into -errno. */
-static int fail(nsid_registry *r, int rc, const char *what) {
+int registry_fail(nsid_registry *r, int rc, const char *what) {
         int e = errno_from_sqlite(r->db, rc);
 
         snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s", what,
@@ -98,26 +93,26 @@ static int fail(nsid_registry *r, int rc, const char *what) {
         return e < 0 ? e : -EIO;
 }
 
-static int exec(nsid_registry *r, const char *sql) {
+int registry_exec(nsid_registry *r, const char *sql) {
         int rc = sqlite3_exec(r->db, sql, NULL, NULL, NULL);
-        return rc == SQLITE_OK ? 0 : fail(r, rc, sql);
+        return rc == SQLITE_OK ? 0 : registry_fail(r, rc, sql);
 }
 
-static void rollback(nsid_registry *r) {
+void registry_rollback(nsid_registry *r) {
         (void) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* Prepare sql into *ret, or -errno (logged as what). */
-static int prepare(nsid_registry *r, const char *sql, const char *what, sqlite3_stmt **ret) {
+int registry_prepare(nsid_registry *r, const char *sql, const char *what, sqlite3_stmt **ret) {
         int rc = sqlite3_prepare_v2(r->db, sql, -1, ret, NULL);
-        return rc == SQLITE_OK ? 0 : fail(r, rc, what);
+        return rc == SQLITE_OK ? 0 : registry_fail(r, rc, what);
 }
 
 /* Step a statement that returns no rows and finalize it: 0, or -errno (logged as what). */
-static int step_done(nsid_registry *r, sqlite3_stmt *st, const char *what) {
+int registry_step_done(nsid_registry *r, sqlite3_stmt *st, const char *what) {
         int rc = sqlite3_step(st);
         sqlite3_finalize(st);
-        return rc == SQLITE_DONE ? 0 : fail(r, rc, what);
+        return rc == SQLITE_DONE ? 0 : registry_fail(r, rc, what);
 }
 
 /* Bind app, netns dev and netns ino to the parameters i, i+1, i+2. */
@@ -179,12 +174,12 @@ static int read_user_version(nsid_registry *r, int *ret) {
         sqlite3_stmt *st = NULL;
         int rc, e;
 
-        e = prepare(r, "PRAGMA user_version", "reading the schema version", &st);
+        e = registry_prepare(r, "PRAGMA user_version", "reading the schema version", &st);
         if (e < 0)
                 return e;
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW) {
-                e = fail(r, rc, "reading the schema version");
+                e = registry_fail(r, rc, "reading the schema version");
                 sqlite3_finalize(st);
                 return e;
         }
@@ -201,10 +196,10 @@ static int schema_setup(nsid_registry *r) {
         if (e < 0)
                 return e;
         if (version == NSID_REGISTRY_SCHEMA_VERSION)
-                return exec(r, "SELECT count(*) FROM bindings WHERE 0");
+                return registry_exec(r, "SELECT count(*) FROM bindings WHERE 0");
 
         if (!(r->flags & NSID_REGISTRY_READONLY)) {
-                e = exec(r, "BEGIN IMMEDIATE");
+                e = registry_exec(r, "BEGIN IMMEDIATE");
                 if (e < 0)
                         return e;
         }
@@ -227,24 +222,24 @@ static int schema_setup(nsid_registry *r) {
                         return -ENOMEDIUM;
                 }
                 /* Touch the tables so that a damaged schema shows up now. */
-                return exec(r, "SELECT count(*) FROM bindings");
+                return registry_exec(r, "SELECT count(*) FROM bindings");
         }
         if (version == 0) {
-                e = exec(r, schema_v1);
+                e = registry_exec(r, schema_v1);
                 if (e < 0)
                         goto fail;
-                e = exec(r, "PRAGMA user_version = 1");
+                e = registry_exec(r, "PRAGMA user_version = 1");
                 if (e < 0)
                         goto fail;
         } else {
-                e = exec(r, "SELECT count(*) FROM bindings");
+                e = registry_exec(r, "SELECT count(*) FROM bindings");
                 if (e < 0)
                         goto fail;
         }
-        return exec(r, "COMMIT");
+        return registry_exec(r, "COMMIT");
 fail:
         if (!(r->flags & NSID_REGISTRY_READONLY))
-                rollback(r);
+                registry_rollback(r);
         return e;
 }
 
@@ -295,7 +290,7 @@ _public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry 
                                      : SQLITE_OPEN_READWRITE,
                              NULL);
         if (rc != SQLITE_OK) {
-                e = fail(r, rc, "open");
+                e = registry_fail(r, rc, "open");
                 if ((flags & NSID_REGISTRY_READONLY) && e == -ENOENT)
                         return e; /* nothing recorded yet: not an error to shout about */
                 return log_error_errno(e, "registry %s: %s", r->path, r->errmsg);
@@ -325,10 +320,10 @@ _public_ int nsid_registry_open(const char *path, unsigned flags, nsid_registry 
                         }
                         sqlite3_finalize(st);
                         if (!wal)
-                                e = exec(r, "PRAGMA journal_mode=WAL");
+                                e = registry_exec(r, "PRAGMA journal_mode=WAL");
                 }
                 if (e >= 0)
-                        e = exec(r, "PRAGMA synchronous=NORMAL");
+                        e = registry_exec(r, "PRAGMA synchronous=NORMAL");
                 if (e >= 0)
                         e = schema_setup(r);
                 if (e != -EBUSY || attempt >= 100)
@@ -348,7 +343,7 @@ _public_ int nsid_registry_check_integrity(nsid_registry *r) {
         int rc, e = 0;
 
         assert_return(r, -EINVAL);
-        e = prepare(r, "PRAGMA integrity_check", "integrity_check", &st);
+        e = registry_prepare(r, "PRAGMA integrity_check", "integrity_check", &st);
         if (e < 0)
                 return e;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -361,7 +356,7 @@ _public_ int nsid_registry_check_integrity(nsid_registry *r) {
                 }
         }
         if (e == 0 && rc != SQLITE_DONE)
-                e = fail(r, rc, "integrity_check");
+                e = registry_fail(r, rc, "integrity_check");
         sqlite3_finalize(st);
         return e;
 }
@@ -466,7 +461,7 @@ static int index_columns(nsid_registry *r, const char *idx, char *buf, size_t si
         size_t len = 0;
         int rc, e;
 
-        e = prepare(r, "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", what, &st);
+        e = registry_prepare(r, "SELECT name FROM pragma_index_info(?1) ORDER BY seqno", what, &st);
         if (e < 0)
                 return e;
         sqlite3_bind_text(st, 1, idx, -1, SQLITE_STATIC);
@@ -478,7 +473,7 @@ static int index_columns(nsid_registry *r, const char *idx, char *buf, size_t si
                         break; /* longer than any index of ours: it cannot match */
                 len += (size_t) k;
         }
-        e = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail(r, rc, what);
+        e = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : registry_fail(r, rc, what);
         sqlite3_finalize(st);
         return e;
 }
@@ -490,7 +485,7 @@ static int has_unique(nsid_registry *r, const char *table, const char *cols) {
         char have[128];
         int rc = SQLITE_DONE, e, found = 0;
 
-        e = prepare(r, "SELECT name FROM pragma_index_list(?1) WHERE \"unique\" = 1", what,
+        e = registry_prepare(r, "SELECT name FROM pragma_index_list(?1) WHERE \"unique\" = 1", what,
                     &st);
         if (e < 0)
                 return e;
@@ -505,7 +500,7 @@ static int has_unique(nsid_registry *r, const char *table, const char *cols) {
                 found = strcmp(have, cols) == 0;
         }
         if (e >= 0 && !found && rc != SQLITE_DONE)
-                e = fail(r, rc, what);
+                e = registry_fail(r, rc, what);
         sqlite3_finalize(st);
         return e < 0 ? e : found;
 }
@@ -516,7 +511,7 @@ static int find_duplicates(nsid_registry *r, problem_list *p) {
         sqlite3_stmt *st = NULL;
         int rc, e;
 
-        e = prepare(r,
+        e = registry_prepare(r,
                     "SELECT 0, app, NULL, NULL, identity, count(*) FROM bindings"
                     " GROUP BY app, identity HAVING count(*) > 1",
                     what, &st);
@@ -530,7 +525,7 @@ static int find_duplicates(nsid_registry *r, problem_list *p) {
                         break;
         }
         if (e >= 0 && rc != SQLITE_DONE)
-                e = fail(r, rc, what);
+                e = registry_fail(r, rc, what);
         sqlite3_finalize(st);
         return e;
 }
@@ -545,7 +540,7 @@ static int verify_rows(nsid_registry *r, const char *table, const uint8_t *secre
         int rc, e, rows = 0;
 
         snprintf(what, sizeof(what), "reading %s", table);
-        e = prepare(r,
+        e = registry_prepare(r,
                     bindings ? "SELECT rowid, app, key, source, identity, netns_ino"
                                " FROM bindings ORDER BY rowid"
                              : "SELECT rowid, app, key, source, identity FROM keys"
@@ -590,7 +585,7 @@ static int verify_rows(nsid_registry *r, const char *table, const uint8_t *secre
                 }
         }
         if (e >= 0 && rc != SQLITE_DONE)
-                e = fail(r, rc, what);
+                e = registry_fail(r, rc, what);
         sqlite3_finalize(st);
         explicit_bzero(derived, sizeof(derived));
         return e < 0 ? e : rows;
@@ -713,7 +708,7 @@ _public_ int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret, siz
         assert_return(ret, -EINVAL);
         assert_return(ret_n, -EINVAL);
 
-        e = prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings ORDER BY netns_ino, app",
+        e = registry_prepare(r, "SELECT " ENTRY_COLUMNS " FROM bindings ORDER BY netns_ino, app",
                     "listing bindings", &st);
         if (e < 0)
                 return e;
@@ -734,7 +729,7 @@ _public_ int nsid_registry_list(nsid_registry *r, nsid_registry_entry **ret, siz
                 n++;
         }
         if (e == 0 && rc != SQLITE_DONE)
-                e = fail(r, rc, "listing bindings");
+                e = registry_fail(r, rc, "listing bindings");
         sqlite3_finalize(st);
         if (e < 0) {
                 nsid_registry_entries_free(v, n);
@@ -756,7 +751,7 @@ static int step_one_entry(nsid_registry *r, sqlite3_stmt *st, const char *what,
         else if (rc == SQLITE_DONE)
                 e = 0;
         else
-                e = fail(r, rc, what);
+                e = registry_fail(r, rc, what);
         sqlite3_finalize(st);
         return e;
 }
@@ -767,7 +762,7 @@ static int select_entry(nsid_registry *r, const char *app, const nsid_ns_id *net
                         const char *identity, nsid_registry_entry *ret) {
         const char *what = netns ? "looking up a netns" : "looking up an identity";
         sqlite3_stmt *st = NULL;
-        int e = prepare(r,
+        int e = registry_prepare(r,
                         netns ? "SELECT " ENTRY_COLUMNS " FROM bindings"
                                 " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3"
                               : "SELECT " ENTRY_COLUMNS " FROM bindings"
@@ -828,20 +823,20 @@ _public_ int nsid_registry_lookup_netns(nsid_registry *r, const char *app,
 static int delete_netns(nsid_registry *r, const char *app, const nsid_ns_id *id) {
         static const char what[] = "deleting a binding";
         sqlite3_stmt *st = NULL;
-        int e = prepare(r, "DELETE FROM bindings"
+        int e = registry_prepare(r, "DELETE FROM bindings"
                            " WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3", what, &st);
 
         if (e < 0)
                 return e;
         bind_app_netns(st, 1, app, id);
-        e = step_done(r, st, what);
+        e = registry_step_done(r, st, what);
         return e < 0 ? e : sqlite3_changes(r->db);
 }
 
 static int refresh(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         static const char what[] = "updating a binding";
         sqlite3_stmt *st = NULL;
-        int k = prepare(r,
+        int k = registry_prepare(r,
                         "UPDATE bindings SET last_seen = ?1, pid = ?2, name = COALESCE(?3, name)"
                         " WHERE app = ?4 AND netns_dev = ?5 AND netns_ino = ?6",
                         what, &st);
@@ -852,7 +847,7 @@ static int refresh(nsid_registry *r, const nsid_registry_entry *e, int64_t now) 
         sqlite3_bind_int64(st, 2, e->pid);
         bind_text_or_null(st, 3, e->name);
         bind_app_netns(st, 4, e->app, &e->netns);
-        return step_done(r, st, what);
+        return registry_step_done(r, st, what);
 }
 
 static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
@@ -860,7 +855,7 @@ static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         sqlite3_stmt *st = NULL;
         int k;
 
-        k = prepare(r,
+        k = registry_prepare(r,
                     "INSERT INTO bindings (" ENTRY_COLUMNS ")"
                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
                     "inserting a binding", &st);
@@ -877,13 +872,13 @@ static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         sqlite3_bind_int64(st, 9, e->pid);
         bind_text_or_null(st, 10, e->name);
         sqlite3_bind_int64(st, 11, now);
-        k = step_done(r, st, "inserting a binding");
+        k = registry_step_done(r, st, "inserting a binding");
         if (k < 0)
                 return k;
 
         if (e->source == NSID_KEY_RANDOM)
                 return 0; /* random keys live and die with their netns */
-        k = prepare(r,
+        k = registry_prepare(r,
                     "INSERT INTO keys (app, key, source, identity, name, first_seen, last_seen)"
                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
                     " ON CONFLICT (app, key) DO UPDATE SET source = excluded.source,"
@@ -898,7 +893,7 @@ static int insert(nsid_registry *r, const nsid_registry_entry *e, int64_t now) {
         sqlite3_bind_text(st, 4, e->identity, -1, SQLITE_STATIC);
         bind_text_or_null(st, 5, e->name);
         sqlite3_bind_int64(st, 6, now);
-        return step_done(r, st, "recording a key");
+        return registry_step_done(r, st, "recording a key");
 }
 
 static int entry_copy(const nsid_registry_entry *src, nsid_registry_entry *dst) {
@@ -938,7 +933,7 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
         }
         nsid_registry_entry_done(&old);
 
-        ret = exec(r, "BEGIN IMMEDIATE");
+        ret = registry_exec(r, "BEGIN IMMEDIATE");
         if (ret < 0)
                 return ret;
 
@@ -955,7 +950,7 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
                                 ret = refresh(r, e, now);
                                 if (ret < 0)
                                         goto fail;
-                                ret = exec(r, "COMMIT");
+                                ret = registry_exec(r, "COMMIT");
                                 if (ret < 0)
                                         goto fail;
                                 return 0;
@@ -966,7 +961,7 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
                                         old = (nsid_registry_entry) {};
                                 }
                                 nsid_registry_entry_done(&old);
-                                rollback(r);
+                                registry_rollback(r);
                                 return -EEXIST;
                         }
                 } else
@@ -1000,7 +995,7 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
                                 old = (nsid_registry_entry) {};
                         }
                         nsid_registry_entry_done(&old);
-                        rollback(r);
+                        registry_rollback(r);
                         snprintf(r->errmsg, sizeof(r->errmsg),
                                  "identity %s is bound to another live network namespace",
                                  e->identity);
@@ -1019,13 +1014,13 @@ _public_ int nsid_registry_bind(nsid_registry *r, const nsid_registry_entry *e, 
         ret = insert(r, e, now);
         if (ret < 0)
                 goto fail;
-        ret = exec(r, "COMMIT");
+        ret = registry_exec(r, "COMMIT");
         if (ret < 0)
                 goto fail;
         return 1;
 fail:
         nsid_registry_entry_done(&old);
-        rollback(r);
+        registry_rollback(r);
         return ret;
 }
 
@@ -1037,7 +1032,7 @@ _public_ int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_
         assert_return(r, -EINVAL);
         assert_return(app && netns && identity, -EINVAL);
 
-        e = prepare(r,
+        e = registry_prepare(r,
                     "DELETE FROM bindings WHERE app = ?1 AND netns_dev = ?2 AND netns_ino = ?3"
                     " AND identity = ?4",
                     "removing a binding", &st);
@@ -1045,7 +1040,7 @@ _public_ int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_
                 return e;
         bind_app_netns(st, 1, app, netns);
         sqlite3_bind_text(st, 4, identity, -1, SQLITE_STATIC);
-        e = step_done(r, st, "removing a binding"); /* autocommit: one statement, one transaction */
+        e = registry_step_done(r, st, "removing a binding"); /* autocommit: one statement, one transaction */
         if (e < 0)
                 return e;
         return sqlite3_changes(r->db) > 0 ? 0 : -ENOENT;
@@ -1079,7 +1074,7 @@ _public_ int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, v
         /* keys: a key's identity is recorded while a binding uses it, and goes with the last
          * one. Nothing reads it back to hand out an identity (a key derives the same one
          * again); without this, every key ever seen stayed, one row per throwaway namespace. */
-        e = exec(r, "DELETE FROM keys WHERE NOT EXISTS (SELECT 1 FROM bindings b"
+        e = registry_exec(r, "DELETE FROM keys WHERE NOT EXISTS (SELECT 1 FROM bindings b"
                     " WHERE b.app = keys.app AND b.key = keys.key)");
         return e < 0 ? e : pruned;
 }

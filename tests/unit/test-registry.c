@@ -466,6 +466,46 @@ static void test_verify_schema(void **state) {
         nsid_registry_unref(r);
 }
 
+/* Outcome counts: no table reads as none; counts add up per word across apps; a bad word
+ * adds nothing; the schema version stays 1 (older programs open the registry). */
+static void test_outcomes(void **state) {
+        nsid_registry_outcome in[2] = { { "set", 2 }, { "too-late", 1 } }, bad = { "Set", 1 };
+        nsid_registry_outcome *v = NULL;
+        nsid_registry *r = NULL;
+        size_t n = 99;
+
+        (void) state;
+        assert_int_equal(nsid_registry_open(dbpath, 0, &r), 0);
+        assert_int_equal(nsid_registry_get_outcomes(r, &v, &n), 0);
+        assert_int_equal(n, 0);
+        assert_null(v);
+        assert_int_equal(nsid_registry_count_outcomes(r, "nfs4", in, 2), 0);
+        assert_int_equal(nsid_registry_count_outcomes(r, "smb", in, 1), 0);
+        assert_int_equal(nsid_registry_count_outcomes(r, "nfs4", &bad, 1), -EINVAL);
+        assert_int_equal(nsid_registry_count_outcomes(r, "no/app", in, 1), -EINVAL);
+        r = nsid_registry_unref(r);
+        assert_int_equal(nsid_registry_open(dbpath, NSID_REGISTRY_READONLY, &r), 0);
+        assert_int_equal(nsid_registry_get_outcomes(r, &v, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0].outcome, "set");
+        assert_int_equal(v[0].n, 4);
+        assert_string_equal(v[1].outcome, "too-late");
+        assert_int_equal(v[1].n, 1);
+        free(v);
+        assert_int_equal(table_rows("outcomes"), 3);
+        r = nsid_registry_unref(r);
+        {
+                sqlite3 *db;
+                sqlite3_stmt *st;
+                assert_int_equal(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+                assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+                assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+                assert_int_equal(sqlite3_column_int(st, 0), 1);
+                sqlite3_finalize(st);
+                sqlite3_close(db);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup(test_open_creates, setup),
@@ -477,6 +517,7 @@ int main(void) {
                 cmocka_unit_test_setup(test_verify, setup),
                 cmocka_unit_test_setup(test_verify_malformed, setup),
                 cmocka_unit_test_setup(test_verify_schema, setup),
+                cmocka_unit_test_setup(test_outcomes, setup),
         };
         int r = run_test_group(tests, NULL, NULL);
         char cmd[400];

@@ -162,6 +162,28 @@ int nsid_registry_unbind(nsid_registry *r, const char *app, const nsid_ns_id *ne
  * binding uses any more. Returns how many bindings were removed. */
 int nsid_registry_prune(nsid_registry *r, nsid_registry_live_fn live, void *userdata);
 
+/*
+ * What attempts to set identities ended in, counted per application and outcome word
+ * (nsid-uniquifier's: "set", "already-set", "too-late", "no-nfs-client", "refused", "failed"),
+ * for monitoring: totals that never go down, kept in the table "outcomes", which the first
+ * count makes. The schema version stays 1: the table only adds, programs that do not know it
+ * ignore it, and a registry without it reads as no counts.
+ */
+#define NSID_REGISTRY_OUTCOME_MAX 32
+typedef struct nsid_registry_outcome {
+        char outcome[NSID_REGISTRY_OUTCOME_MAX + 1]; /* 1..32 of [a-z-] */
+        uint64_t n;
+} nsid_registry_outcome;
+/* Add v[i].n to the count of (app, v[i].outcome), for every i, in one transaction. -EINVAL
+ * for an invalid app or outcome word (nothing is added). */
+NSID_API_WARN_UNUSED int nsid_registry_count_outcomes(nsid_registry *r, const char *app,
+                                                      const nsid_registry_outcome *v, size_t n);
+/* The counts of every application summed per outcome word, in the words' order: *ret
+ * (malloc'ed, free()) and *ret_n; none (0) for a registry without counts. */
+NSID_API_WARN_UNUSED int nsid_registry_get_outcomes(nsid_registry *r,
+                                                    nsid_registry_outcome **ret,
+                                                    size_t *ret_n);
+
 #ifdef __cplusplus
 }
 #endif
