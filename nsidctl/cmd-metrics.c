@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <inttypes.h>
@@ -17,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nsid/registry.h>
+
 #include "nsidctl.h"
+#include "http.h"
 #include "watch.h"
 
 /* lookups of 2^LAT_FIRST .. 2^LAT_LAST microseconds get a bucket each (16 us .. 33.5 s) */
@@ -188,6 +192,32 @@ static uint64_t ident_counts(const survey *s, uint64_t n[N_IDENT_STATES]) {
         return unset_mounted;
 }
 
+/* nsid-uniquifier's outcomes, counted in the registry: a fixed set of words */
+static const char *const outcome_words[] = { "set", "already-set", "too-late", "no-nfs-client",
+                                             "refused", "failed" };
+#define N_OUTCOMES (sizeof(outcome_words) / sizeof(outcome_words[0]))
+
+static int outcome_counts(uint64_t n[N_OUTCOMES]) {
+        nsid_registry_outcome *v = NULL;
+        nsid_registry *reg = NULL;
+        size_t nv = 0;
+        int r;
+
+        memset(n, 0, N_OUTCOMES * sizeof(uint64_t));
+        out_log_quiet(true);
+        r = nsid_registry_open(ctx_registry_path(), NSID_REGISTRY_READONLY, &reg);
+        if (r >= 0)
+                r = nsid_registry_get_outcomes(reg, &v, &nv);
+        out_log_quiet(false);
+        for (size_t i = 0; r >= 0 && i < nv; i++)
+                for (size_t k = 0; k < N_OUTCOMES; k++)
+                        if (strcmp(v[i].outcome, outcome_words[k]) == 0)
+                                n[k] = v[i].n;
+        free(v);
+        nsid_registry_unref(reg);
+        return r == -ENOENT ? 0 : r;
+}
+
 static void identity_metrics(const survey *s) {
         uint64_t n[N_IDENT_STATES], unset_mounted = ident_counts(s, n);
         family("nsid_identity_namespaces", "gauge",
@@ -201,6 +231,17 @@ static void identity_metrics(const survey *s) {
                "Containers' network namespaces with NFS mounted and no identifier: their "
                "client shares the host's name (a lease stealing risk).");
         fprintf(out, "nsid_identity_unset_with_nfs_mounts %" PRIu64 "\n", unset_mounted);
+        uint64_t oc[N_OUTCOMES];
+        if (outcome_counts(oc) < 0 && !arg.quiet)
+                warnf("cannot read the outcome counts in %s", ctx_registry_path());
+        family("nsid_identity_outcomes_total", "counter",
+               "What nsid-uniquifier's attempts to set a namespace's identifier ended in (udev, "
+               "hooks, reconcile): set, already-set, too-late (NFS was mounted first), "
+               "no-nfs-client, refused (another identifier set, or the identity another live "
+               "namespace holds), failed. Kept in the identity registry.");
+        for (size_t k = 0; k < N_OUTCOMES; k++)
+                fprintf(out, "nsid_identity_outcomes_total{outcome=\"%s\"} %" PRIu64 "\n",
+                        outcome_words[k], oc[k]);
 }
 
 /* A label value: the history's escaped owner strings hold backslashes (\xHH) */
@@ -310,7 +351,8 @@ static int write_atomic(const char *path, const char *text, size_t len) {
         return r;
 }
 
-int cmd_metrics(void) {
+/* Everything, as the exposition format (or one JSON object with --json), into f. */
+static int render(FILE *f) {
         json_object *m = NULL;
         survey s;
         int r, dr;
@@ -322,15 +364,7 @@ int cmd_metrics(void) {
                 return EXIT_FAIL;
         }
         dr = daemon_metrics(ctx_socket_path(), arg.timeout_ms, &m);
-        char *buf = NULL;
-        size_t len = 0;
-        out = stdout;
-        if (arg.output && !(out = open_memstream(&buf, &len))) {
-                errorf("cannot buffer the metrics: %s", strerror(errno));
-                json_object_put(m);
-                survey_done(&s);
-                return EXIT_FAIL;
-        }
+        out = f;
         if (arg.json) {
                 json_object *o = json_object_new_object(), *id = json_object_new_object();
                 uint64_t c[N_IDENT_STATES];
@@ -338,6 +372,12 @@ int cmd_metrics(void) {
                 for (size_t k = 0; k < N_IDENT_STATES; k++)
                         json_object_object_add(id, ident_states[k], json_object_new_uint64(c[k]));
                 json_object_object_add(o, "identities", id);
+                json_object *oj = json_object_new_object();
+                uint64_t oc[N_OUTCOMES];
+                (void) outcome_counts(oc);
+                for (size_t k = 0; k < N_OUTCOMES; k++)
+                        json_object_object_add(oj, outcome_words[k], json_object_new_uint64(oc[k]));
+                json_object_object_add(o, "identity_outcomes", oj);
                 json_object_object_add(o, "idmapd", dr == 0 ? json_object_get(m) : NULL);
                 server_metrics(o);
                 if (dr < 0)
@@ -368,13 +408,117 @@ int cmd_metrics(void) {
         }
         json_object_put(m);
         survey_done(&s);
-        if (out == stdout)
-                return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
-        r = fclose(out) == 0 ? write_atomic(arg.output, buf, len) : -ENOMEM;
-        free(buf);
-        if (r < 0) {
-                errorf("cannot write %s: %s", arg.output, strerror(-r));
+        return EXIT_OK;
+}
+
+static int write_all(int fd, const char *p, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return -errno;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+/* nsidctl metrics --http: one request on stdin (a connection nsid-metrics.socket accepted),
+ * the response on stdout. The head is read for at most HTTP_READ_MS in all. */
+#define HTTP_READ_MS 5000
+static int serve_http(void) {
+        char head[HTTP_HEAD_MAX], hdr[256];
+        const char *text;
+        http_verdict v = HTTP_INCOMPLETE;
+        size_t n = 0, len = 0;
+        char *body = NULL;
+        int is_head = 0, code, r = EXIT_OK;
+        FILE *f;
+
+        for (int waited = 0; v == HTTP_INCOMPLETE && n < sizeof(head);) {
+                struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+                ssize_t k;
+                if (waited >= HTTP_READ_MS || poll(&p, 1, 100) < 0)
+                        break;
+                waited += 100;
+                if (!(p.revents & (POLLIN | POLLHUP)))
+                        continue;
+                k = read(STDIN_FILENO, head + n, sizeof(head) - n);
+                if (k <= 0)
+                        break;
+                n += (size_t) k;
+                v = http_request_judge(head, n, &is_head);
+        }
+        if (v == HTTP_INCOMPLETE)
+                v = HTTP_BAD_REQUEST; /* closed, too slow or too long */
+        code = http_status(v, &text);
+        if (v == HTTP_METRICS) {
+                f = open_memstream(&body, &len);
+                if (!f || render(f) != EXIT_OK) {
+                        if (f)
+                                fclose(f);
+                        free(body);
+                        body = NULL;
+                        code = 503;
+                        text = "Service Unavailable";
+                        r = EXIT_FAIL;
+                } else if (fclose(f) != 0) {
+                        free(body);
+                        body = NULL;
+                        code = 503;
+                        text = "Service Unavailable";
+                        r = EXIT_FAIL;
+                }
+        }
+        if (!body) {
+                if (asprintf(&body, "%d %s\n", code, text) < 0)
+                        return EXIT_FAIL;
+                len = strlen(body);
+        }
+        snprintf(hdr, sizeof(hdr),
+                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                 "Connection: close\r\n%s\r\n",
+                 code, text,
+                 code == 200 ? (arg.json ? "application/json" : "text/plain; version=0.0.4; charset=utf-8")
+                             : "text/plain; charset=utf-8",
+                 len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+        if (write_all(STDOUT_FILENO, hdr, strlen(hdr)) < 0 ||
+            (!is_head && write_all(STDOUT_FILENO, body, len) < 0))
+                r = EXIT_FAIL;
+        free(body);
+        if (code != 200 && !arg.quiet)
+                warnf("answered %d %s", code, text);
+        return code == 200 ? r : (code == 503 ? EXIT_FAIL : EXIT_OK);
+}
+
+int cmd_metrics(void) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        if (arg.http)
+                return serve_http();
+        if (!arg.output) {
+                r = render(stdout);
+                return r == EXIT_OK && fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+        }
+        f = open_memstream(&buf, &len);
+        if (!f) {
+                errorf("cannot buffer the metrics: %s", strerror(errno));
                 return EXIT_FAIL;
         }
-        return EXIT_OK;
+        r = render(f);
+        if (fclose(f) != 0 && r == EXIT_OK)
+                r = EXIT_FAIL;
+        if (r == EXIT_OK) {
+                int w = write_atomic(arg.output, buf, len);
+                if (w < 0) {
+                        errorf("cannot write %s: %s", arg.output, strerror(-w));
+                        r = EXIT_FAIL;
+                }
+        }
+        free(buf);
+        return r;
 }

@@ -57,6 +57,8 @@ static const struct command {
           "      --output=PATH  write them to PATH atomically (a new file renamed over it,\n"
           "                     mode 0644), as node_exporter's textfile collector wants\n"
           "      --json         the same figures as one object\n"
+          "      --http         answer one HTTP request (GET /metrics) read from stdin, on\n"
+          "                     stdout: for nsid-metrics.socket (systemd, Accept=yes)\n"
           "Every metric: nsidctl(8), METRICS. nsid-metrics.timer writes them to\n"
           "/var/lib/prometheus/node-exporter/nsid.prom every 30 s when that directory exists.\n"
           "Exit status: 0 (also when nsid-idmapd does not run: nsid_idmapd_up 0), 1 failure.\n" },
@@ -173,6 +175,7 @@ enum {
         OPT_OUTPUT,
         OPT_HISTORY,
         OPT_DURATION,
+        OPT_HTTP,
 };
 
 /* Subcommand options: which command accepts them. */
@@ -194,6 +197,7 @@ static const struct {
         { OPT_NFSD_CLIENTS, "--nfsd-clients", "doctor watch" },
         { OPT_HISTORY, "--history", "doctor watch metrics" },
         { OPT_DURATION, "--duration", "watch" },
+        { OPT_HTTP, "--http", "metrics" },
         { OPT_YES, "--yes", "host-secret" },
         { OPT_IF_SHARED, "--if-shared", "host-secret" },
         { OPT_REASON, "--reason", "host-secret" },
@@ -241,6 +245,7 @@ static int run(int argc, char **argv) {
                 { "output", required_argument, NULL, OPT_OUTPUT },
                 { "history", required_argument, NULL, OPT_HISTORY },
                 { "duration", required_argument, NULL, OPT_DURATION },
+                { "http", no_argument, NULL, OPT_HTTP },
                 { "reason", required_argument, NULL, OPT_REASON },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -351,6 +356,9 @@ static int run(int argc, char **argv) {
                         break;
                 case OPT_OUTPUT:
                         arg.output = optarg;
+                        break;
+                case OPT_HTTP:
+                        arg.http = true;
                         break;
                 case OPT_HISTORY:
                         arg.history = optarg;

@@ -57,6 +57,7 @@ typedef struct nsidctl_args {
         const char *output;        /* metrics --output: the file to replace atomically */
         const char *history;       /* watch/doctor/metrics --history: the server-watch history */
         double duration_s;         /* watch --duration: stop after that long (0: on a signal) */
+        bool http;                 /* metrics --http: answer one HTTP request on stdin */
 } nsidctl_args;
 
 extern nsidctl_args arg;

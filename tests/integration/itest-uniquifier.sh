@@ -457,5 +457,24 @@ words = {'set', 'would-set', 'already-set', 'too-late', 'no-nfs-client', 'refuse
 a = json.load(open('$T/list.json'))['namespaces']
 sys.exit(0 if a and all(x['state'] in words and x['state_text'] for x in a) else 1)"
 
+# the outcomes counted in the registry (issue #31): nsidctl metrics says what the sets ended in
+OS=$T/outcomes-state
+mkdir -p "$OS"
+oc1=$(hold)
+NSID_STATE_DIR=$OS "$U" -q set --pid "$oc1" --key outcome-1 >/dev/null 2>&1      # set
+NSID_STATE_DIR=$OS "$U" -q set --pid "$oc1" --key outcome-1 >/dev/null 2>&1      # already-set
+NSID_STATE_DIR=$OS "$U" -q set --pid "$oc1" --key outcome-1 --dry-run >/dev/null 2>&1  # not counted
+NSID_STATE_DIR=$OS "$U" -q set --pid "$oc1" --key outcome-other >/dev/null 2>&1  # already-set (the
+# registry keeps the namespace's identity)
+oc2=$(hold)
+echo "not-ours" > "$T/fake/$(stat -L -c %i "/proc/$oc2/ns/net")"
+NSID_STATE_DIR=$OS "$U" -q set --pid "$oc2" --key outcome-2 >/dev/null 2>&1      # refused
+NSID_STATE_DIR=$OS "$C" metrics > "$T/outcomes.prom" 2>/dev/null
+got=$(sed -n 's/^nsid_identity_outcomes_total{outcome="\([a-z-]*\)"} \([0-9]*\)$/\1=\2/p' "$T/outcomes.prom" | tr '\n' ' ')
+check "nsidctl metrics counts the outcomes: 1 set, 2 already-set, 1 refused, the dry run not ($got)" \
+    test "$got" = "set=1 already-set=2 too-late=0 no-nfs-client=0 refused=1 failed=0 "
+unhold "$oc1"
+unhold "$oc2"
+
 echo "1..$n"
 [ "$failures" = 0 ]

@@ -28,6 +28,7 @@ sed "s|@NSID_IDMAPD_PATH@|$T/sbin/nsid-idmapd|" "$src/idmapd/nsid-idmapd.service
 sed "s|@SBINDIR@|$T/sbin|" "$src/udev-rules/nsid-uniquifier-reconcile.service.in" >"$T/nsid-uniquifier-reconcile.service"
 sed "s|@SBINDIR@|$T/sbin|" "$src/nsidctl/nsid-metrics.service.in" >"$T/nsid-metrics.service"
 sed "s|@SBINDIR@|$T/sbin|" "$src/nsidctl/nsid-server-watch.service.in" >"$T/nsid-server-watch.service"
+sed "s|@SBINDIR@|$T/sbin|" "$src/nsidctl/nsid-metrics-http@.service.in" >"$T/nsid-metrics-http@.service"
 # the rule's RUN: systemd-run's -p NAME=VALUE, as a unit file (quotes are udev's)
 run=$(sed -n 's/.*RUN+="\(.*\)".*/\1/p' "$src/udev-rules/90-nsid-uniquifier.rules.in")
 [ -n "$run" ] || { echo "FAIL: no RUN in the udev rule"; exit 1; }
@@ -61,7 +62,7 @@ fi
 score() { systemd-analyze security --offline=true "$1" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p'; }
 # RestrictSUIDSGID= makes systemd answer openat2() with ENOSYS, and nsid reads every
 # container file with openat2(RESOLVE_IN_ROOT): none of the three may set it
-for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics nsid-server-watch; do
+for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics nsid-server-watch nsid-metrics-http@; do
         if grep -qE '^RestrictSUIDSGID=' "$T/$u.service"; then
                 fail "$u.service sets RestrictSUIDSGID= (openat2() would fail with ENOSYS)"
         else
@@ -70,7 +71,7 @@ for u in nsid-idmapd nsid-uniquifier-reconcile nsid-uniquifier-udev nsid-metrics
 done
 # (0.1-0.2 above the bounds of 6 Dec: RestrictSUIDSGID= is left out since a real systemd
 # showed it makes openat2() fail with ENOSYS, which every container file read needs)
-for pair in nsid-idmapd:5.1 nsid-uniquifier-reconcile:4.5 nsid-uniquifier-udev:4.4 nsid-metrics:4.3 nsid-server-watch:3.0; do
+for pair in nsid-idmapd:5.1 nsid-uniquifier-reconcile:4.5 nsid-uniquifier-udev:4.4 nsid-metrics:4.3 nsid-server-watch:3.0 nsid-metrics-http@:4.3; do
         u=${pair%%:*} bound=${pair#*:}
         s=$(score "$T/$u.service")
         echo "figure: systemd-analyze security $u.service: $s (bound $bound)"
