@@ -77,6 +77,51 @@ static json_object *stats_json(const dm_stats *s, uint64_t cache_entries) {
         return o;
 }
 
+/* The container namespaces that fare worst (most failures and timeouts, then most lookups),
+ * at most DM_METRICS_TOP: series of their own in nsidctl metrics, a bounded number whatever
+ * the host runs. */
+#define DM_METRICS_TOP 10
+static uint64_t badness(const dm_ns *ns) {
+        return ns->stats.failures + ns->stats.timeouts;
+}
+
+static bool worse(const dm_ns *a, const dm_ns *b) {
+        if (badness(a) != badness(b))
+                return badness(a) > badness(b);
+        return a->stats.requests > b->stats.requests;
+}
+
+static json_object *top_namespaces(void) {
+        const dm_ns *top[DM_METRICS_TOP];
+        json_object *a = json_object_new_array();
+        size_t n = 0;
+
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+                size_t i;
+                if (ns->is_host || ns->stats.requests == 0)
+                        continue;
+                /* insertion into the sorted few */
+                for (i = n; i > 0 && worse(ns, top[i - 1]); i--)
+                        if (i < DM_METRICS_TOP)
+                                top[i] = top[i - 1];
+                if (i < DM_METRICS_TOP) {
+                        top[i] = ns;
+                        if (n < DM_METRICS_TOP)
+                                n++;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "netns", json_object_new_uint64(top[i]->id.ino));
+                json_object_object_add(o, "label", json_object_new_string(top[i]->label));
+                json_object_object_add(o, "requests", json_object_new_uint64(top[i]->stats.requests));
+                json_object_object_add(o, "failures", json_object_new_uint64(top[i]->stats.failures));
+                json_object_object_add(o, "timeouts", json_object_new_uint64(top[i]->stats.timeouts));
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
 json_object *dm_metrics_json(void) {
         dm_stats tot[2] = { gone[0], gone[1] };
         uint64_t entries[2] = { 0, 0 }, live[2] = { 0, 0 };
@@ -105,5 +150,6 @@ json_object *dm_metrics_json(void) {
         json_object_object_add(o, "namespaces", n);
         json_object_object_add(o, "namespaces_forgotten", json_object_new_uint64(forgotten));
         json_object_object_add(o, "namespaces_refused", json_object_new_uint64(qs.refused_total));
+        json_object_object_add(o, "namespaces_top", top_namespaces());
         return o;
 }

@@ -82,6 +82,52 @@ static void histogram(json_object *ctx) {
         }
 }
 
+/* A label value as the exposition format wants it: backslash, double quote and line feed
+ * escaped (the values here are already escaped texts, \xHH: their backslashes double) */
+static void label_value(const char *v) {
+        for (; *v; v++)
+                fputs(*v == '\\' ? "\\\\" : *v == '"' ? "\\\"" : *v == '\n' ? "\\n"
+                                                                    : (char[]) { *v, 0 },
+                      out);
+}
+
+/* The container namespaces that fare worst, as the daemon ranks them (at most 10) */
+static void top_namespaces(json_object *m) {
+        json_object *top = member(m, "namespaces_top");
+        size_t n = top && json_object_is_type(top, json_type_array) ? json_object_array_length(top)
+                                                                    : 0;
+        static const struct {
+                const char *name, *help;
+        } fam[] = {
+                { "nsid_idmapd_namespace_lookups_total",
+                  "Lookups of the (at most 10) container namespaces that fare worst: most "
+                  "failures and timeouts, then most lookups. netns is the namespace's inode." },
+                { "nsid_idmapd_namespace_failures_total",
+                  "Failed lookups of the same namespaces, by reason (timeout, error)." },
+        };
+        for (size_t f = 0; f < 2; f++) {
+                family(fam[f].name, "counter", fam[f].help);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *o = json_object_array_get_idx(top, i), *l;
+                        const char *label = json_object_object_get_ex(o, "label", &l)
+                                                    ? json_object_get_string(l)
+                                                    : "";
+                        uint64_t all = u(o, "failures"), to = u(o, "timeouts");
+                        for (int r = 0; r < (f ? 2 : 1); r++) {
+                                fprintf(out, "%s{netns=\"%" PRIu64 "\",name=\"", fam[f].name,
+                                        u(o, "netns"));
+                                label_value(label);
+                                if (f == 0)
+                                        fprintf(out, "\"} %" PRIu64 "\n", u(o, "requests"));
+                                else
+                                        fprintf(out, "\",reason=\"%s\"} %" PRIu64 "\n",
+                                                r ? "error" : "timeout",
+                                                r ? (all > to ? all - to : 0) : to);
+                        }
+                }
+        }
+}
+
 static void idmapd_metrics(json_object *m) {
         json_object *ctx = member(m, "contexts"), *ns = member(m, "namespaces"), *v;
 
@@ -168,6 +214,7 @@ static void idmapd_metrics(json_object *m) {
                "Network namespaces refused by the per-owner bounds (max-netns-per-owner, "
                "max-netns-unprivileged).");
         fprintf(out, "nsid_idmapd_namespaces_refused_total %" PRIu64 "\n", u(m, "namespaces_refused"));
+        top_namespaces(m);
 }
 
 static const char *const ident_states[] = { "set", "unset", "no-nfs-client", "recorded",
@@ -244,11 +291,6 @@ static void identity_metrics(const survey *s) {
                         outcome_words[k], oc[k]);
 }
 
-/* A label value: the history's escaped owner strings hold backslashes (\xHH) */
-static void label_value(const char *v) {
-        for (; *v; v++)
-                fputs(*v == '\\' ? "\\\\" : (char[]) { *v, 0 }, out);
-}
 
 /* What nsidctl watch --server recorded, when this host keeps such a history (an NFS server
  * where it ran): the changes by kind, and the owner strings taken over most. */

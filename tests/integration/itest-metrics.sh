@@ -81,6 +81,13 @@ expect 'nsid_idmapd_failures_total{context="container",reason="timeout"}' 0
 expect 'nsid_idmapd_lookup_duration_seconds_count{context="container"}' 3
 expect 'nsid_idmapd_lookup_duration_seconds_bucket{context="container",le="+Inf"}' 3
 expect 'nsid_idmapd_cache_entries{context="container"}' 2
+# the worst container namespaces get series of their own (at most 10): this one, 3 lookups
+cino=$(stat -L -c %i "/proc/$CPID/ns/net")
+ns_lookups=$(grep "^nsid_idmapd_namespace_lookups_total{netns=\"$cino\"," <<<"$M" | sed 's/.* //')
+[ "$ns_lookups" = 3 ] && pass "nsid_idmapd_namespace_lookups_total of netns $cino: 3" ||
+        fail "per-namespace lookups: '$ns_lookups' ($(grep namespace_lookups <<<"$M"))"
+[ "$(grep -c '^nsid_idmapd_namespace_failures_total{' <<<"$M")" = 2 ] &&
+        pass "its failures by reason (timeout, error)" || fail "per-namespace failures: $(grep namespace_failures <<<"$M")"
 sum=$(value 'nsid_idmapd_lookup_duration_seconds_sum{context="container"}')
 awk -v s="$sum" 'BEGIN { exit !(s > 0 && s < 30) }' && pass "lookup duration sum ${sum} s" || fail "duration sum '$sum'"
 start=$(value 'nsid_idmapd_start_time_seconds')
