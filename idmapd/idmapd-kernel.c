@@ -780,11 +780,15 @@ void dm_keys_run(int64_t now_us) {
                 int r = key_job_try(j, ns);
                 char esc[sizeof(j->desc) * 4 + 1];
                 if (r == 0 && now_us - j->first_us < KEY_JOB_MAX_US) {
+                        if (ns)
+                                ns->stats.key_retries++;
                         int64_t d = j->attempts >= 18 ? KEY_RETRY_MAX_US : 500ll << j->attempts;
                         j->when_us = now_us + (d > KEY_RETRY_MAX_US ? KEY_RETRY_MAX_US : d);
                         pp = &j->next;
                         continue;
                 }
+                if (r <= 0 && ns)
+                        ns->stats.key_give_ups++;
                 if (r == 0)
                         dm_log(LOG_WARNING, ns, "id_legacy %s: still not invalidated after "
                                "%u attempts; given up (its reader never returned?)",

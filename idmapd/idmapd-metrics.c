@@ -29,6 +29,8 @@ static void add(dm_stats *to, const dm_stats *s) {
         to->channel_requests += s->channel_requests;
         to->ctl_lookups += s->ctl_lookups;
         to->keys_invalidated += s->keys_invalidated;
+        to->key_retries += s->key_retries;
+        to->key_give_ups += s->key_give_ups;
         for (int i = 0; i < _DM_SRC_MAX; i++)
                 to->resolved[i] += s->resolved[i];
         to->cache_expired += s->cache_expired;
@@ -55,6 +57,8 @@ void dm_stats_json_add(json_object *o, const dm_stats *s) {
         S(channel_requests);
         S(ctl_lookups);
         S(keys_invalidated);
+        S(key_retries);
+        S(key_give_ups);
         S(cache_expired);
         S(cache_flushed);
 #undef S

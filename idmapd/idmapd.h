@@ -80,6 +80,9 @@ typedef enum dm_source {
 typedef struct dm_stats {
         uint64_t requests, hits, misses, failures, negatives, timeouts;
         uint64_t pipe_upcalls, channel_requests, ctl_lookups, keys_invalidated;
+        /* invalidations the kernel refused for now (the reader not back yet) and tried again;
+         * jobs given up (never allowed within 10 minutes, or an error) */
+        uint64_t key_retries, key_give_ups;
         uint64_t resolved[_DM_SRC_MAX];
         uint64_t cache_expired, cache_flushed; /* answers dropped from the cache, why */
         uint64_t lat[DM_LAT_BUCKETS];

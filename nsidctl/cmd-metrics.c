@@ -201,6 +201,14 @@ static void idmapd_metrics(json_object *m) {
                     "Kernel ID keys nsid-idmapd invalidated so that a namespace-specific answer "
                     "is not reused by another namespace.",
                     "keys_invalidated");
+        per_context(ctx, "nsid_idmapd_key_invalidation_retries_total", "counter",
+                    "Invalidations the kernel refused for the moment (the NFS client that asked "
+                    "did not have the key back yet) and that were tried again.",
+                    "key_retries");
+        per_context(ctx, "nsid_idmapd_key_invalidations_abandoned_total", "counter",
+                    "Keys never invalidated: not allowed within 10 minutes, or an error (one "
+                    "namespace's answer may then have reached another).",
+                    "key_give_ups");
         family("nsid_idmapd_namespaces", "gauge",
                "Network namespaces nsid-idmapd serves now, by context.");
         for (size_t k = 0; k < 2; k++)

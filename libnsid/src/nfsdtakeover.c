@@ -14,7 +14,7 @@
 #include "nfsdinfo-internal.h"
 #include "parse-util.h"
 
-#define BUCKETS 65536
+#define BUCKETS 16384
 /* Records replaced whose successor is not yet known, newest last (v4.1: replaced at
  * EXCHANGE_ID, confirmed at CREATE_SESSION; v4.0: at SETCLIENTID_CONFIRM). */
 #define PENDING 256
