@@ -41,6 +41,19 @@ typedef struct dm_context {
 int dm_context_load(const nsid_proc *proc, const char *host_domain, int timeout_ms,
                     dm_context **ret, char *err, size_t errlen);
 
+/* The worker's reply for proc's context (its canonical lines: *reply malloc'ed, *size), the
+ * worker run from this process (nsid_worker_run()). 0 or -errno. */
+int dm_context_load_direct(const nsid_proc *proc, const char *host_domain, int timeout_ms,
+                           char **reply, size_t *size);
+/* What dm_context_load() runs the worker with: NULL, dm_context_load_direct(). nsid-idmapd
+ * sets its load server's (idmapd-loadsrv.h): a worker forked from a threaded program may
+ * find another thread's allocator lock held forever (ASan's allocator has no fork handler). */
+typedef int (*dm_load_runner)(const nsid_proc *proc, const char *host_domain, int timeout_ms,
+                              char **reply, size_t *size);
+extern dm_load_runner dm_load_run;
+/* The largest reply the worker may give. */
+#define DM_LOAD_REPLY_MAX (48u * 1024u * 1024u)
+
 /* 1 + the index of the first watched file that changed (or appeared, or went) since c was
  * loaded, 0 if none did, -errno when the root cannot be reached. Stats only; reads and
  * parses nothing. dm_context_watched_name() names it ("passwd/group" for those two). */

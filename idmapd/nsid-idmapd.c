@@ -34,6 +34,7 @@
 #include <nsid/log.h>
 
 #include "idmapd.h"
+#include "idmapd-loadsrv.h"
 #include "idmapd-nss.h"
 #include "std-fds.h"
 
@@ -484,6 +485,11 @@ int main(int argc, char **argv) {
         sigaddset(&ss, SIGHUP);
         sigprocmask(SIG_BLOCK, &ss, NULL);
         signal(SIGPIPE, SIG_IGN);
+        /* before any thread: the context-load workers are forked from there */
+        r = dm_load_server_start();
+        if (r < 0)
+                dm_log(LOG_WARNING, NULL, "no load server (%s): context loads fork from the "
+                       "daemon", strerror(-r));
         int sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
         int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         epfd = epoll_create1(EPOLL_CLOEXEC);
