@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <nsid/keyring.h>
+#include <nsid/keydesc.h>
 #include <nsid/resolv.h>
 
 #include "macro.h"

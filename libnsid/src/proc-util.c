@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nsid/fdio.h>
-
 #include "macro.h"
 #include "parse-util.h"
 #include "proc-util.h"
@@ -124,15 +122,6 @@ int read_fd_deadline(int fd, size_t max, uint64_t deadline_ms, bool stop_at_newl
         if (ret_size)
                 *ret_size = size;
         return 0;
-}
-
-_public_ int nsid_fd_read_timeout(int fd, size_t max, unsigned timeout_ms, char **ret_data,
-                                  size_t *ret_size) {
-        assert_return(fd >= 0, -EBADF);
-        assert_return(max < SIZE_MAX - 1, -EINVAL);
-        assert_return(ret_data, -EINVAL);
-        return read_fd_deadline(fd, max, now_monotonic_ms() + timeout_ms, false, NULL, ret_data,
-                                ret_size);
 }
 
 int pidfd_get_pid(int pidfd, pid_t *ret) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Invalidating keys of the kernel's caches by type and description (nsid/kernel.h).
+ * Invalidating keys of the kernel's caches by type and description (nsid/keyring.h).
  *
  * /proc/keys cannot choose what is invalidated: it prints descriptions raw, and a user key's
  * description may hold a newline, so any user can print a line that looks like a key of any
@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include <linux/keyctl.h>
-#include <nsid/kernel.h>
 #include <nsid/keyring.h>
+#include <nsid/prockeys.h>
 
 #include "log-internal.h"
 #include "macro.h"

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include <nsid/keyring.h>
+#include <nsid/prockeys.h>
 
 #include "fmt-util.h"
 #include "macro.h"
