@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "idmapd-load.h"
 #include "idmapd-loadsrv.h"
 
@@ -25,20 +26,6 @@ typedef struct load_req {
 } load_req;
 
 static int srv_fd = -1;
-
-static int write_all(int fd, const void *p, size_t n) {
-        const char *c = p;
-        while (n > 0) {
-                ssize_t k = write(fd, c, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return -EPIPE;
-                c += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
 
 /* In a child of the server (single-threaded all the way up): the load, its result to out. */
 static void serve_one(const load_req *q, int pidfd, int out) {

@@ -21,6 +21,7 @@
 #include <nsid/registry.h>
 
 #include "nsidctl.h"
+#include "fd-util.h"
 #include "http.h"
 #include "watch.h"
 
@@ -459,19 +460,6 @@ static int render(FILE *f) {
         json_object_put(m);
         survey_done(&s);
         return EXIT_OK;
-}
-
-static int write_all(int fd, const char *p, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return -errno;
-                p += n;
-                len -= (size_t) n;
-        }
-        return 0;
 }
 
 /* nsidctl metrics --http: one request on stdin (a connection nsid-metrics.socket accepted),

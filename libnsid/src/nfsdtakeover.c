@@ -144,28 +144,28 @@ static int set_name(entry *e, const uint8_t *name, size_t len) {
 
 _public_ int nsid_nfsd_format_address(const struct sockaddr *sa, size_t len, char *buf, size_t size) {
         char host[INET6_ADDRSTRLEN];
+        struct sockaddr_storage ss;
+        const void *addr;
+        unsigned port;
+        bool v6;
         int k;
 
         if (!sa || !buf || len < sizeof(sa_family_t))
                 return -EINVAL;
-        if (sa->sa_family == AF_INET) {
-                struct sockaddr_in in;
-                if (len < sizeof(in))
-                        return -EINVAL;
-                memcpy(&in, sa, sizeof(in));
-                if (!inet_ntop(AF_INET, &in.sin_addr, host, sizeof(host)))
-                        return -EINVAL;
-                k = snprintf(buf, size, "%s:%u", host, (unsigned) ntohs(in.sin_port));
-        } else if (sa->sa_family == AF_INET6) {
-                struct sockaddr_in6 in6;
-                if (len < sizeof(in6))
-                        return -EINVAL;
-                memcpy(&in6, sa, sizeof(in6));
-                if (!inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof(host)))
-                        return -EINVAL;
-                k = snprintf(buf, size, "[%s]:%u", host, (unsigned) ntohs(in6.sin6_port));
-        } else
+        if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
                 return -EAFNOSUPPORT;
+        v6 = sa->sa_family == AF_INET6;
+        if (len < (v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)))
+                return -EINVAL;
+        /* (copied: the trace's bytes need not be aligned) */
+        memcpy(&ss, sa, v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+        addr = v6 ? (const void *) &((struct sockaddr_in6 *) &ss)->sin6_addr
+                  : (const void *) &((struct sockaddr_in *) &ss)->sin_addr;
+        port = ntohs(v6 ? ((struct sockaddr_in6 *) &ss)->sin6_port
+                        : ((struct sockaddr_in *) &ss)->sin_port);
+        if (!inet_ntop(sa->sa_family, addr, host, sizeof(host)))
+                return -EINVAL;
+        k = snprintf(buf, size, v6 ? "[%s]:%u" : "%s:%u", host, port);
         return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
 }
 
