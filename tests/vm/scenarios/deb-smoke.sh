@@ -60,8 +60,8 @@ check_eq "libnsid-dev: pkg-config libnsid --libs" "-lnsid" "$(pkg-config --libs 
 # (no systemd as PID 1 here: enabled by deb-systemd-helper's links, nothing started;
 # systemd-host runs them)
 wants=$(cd /etc/systemd/system && ls -d *.wants/nsid* 2>/dev/null | xargs)
-check_eq "the installation enables nsid-idmapd, the boot reconcile and its timer, the metrics timer" \
-  "multi-user.target.wants/nsid-idmapd.service remote-fs.target.wants/nsid-uniquifier-reconcile.service timers.target.wants/nsid-metrics.timer timers.target.wants/nsid-uniquifier-reconcile.timer" \
+check_eq "the installation enables nsid-idmapd, the boot reconcile and its timer, the metrics timer, the server watch (with nfs-server)" \
+  "multi-user.target.wants/nsid-idmapd.service nfs-server.service.wants/nsid-server-watch.service remote-fs.target.wants/nsid-uniquifier-reconcile.service timers.target.wants/nsid-metrics.timer timers.target.wants/nsid-uniquifier-reconcile.timer" \
   "$wants"
 check "nfs-idmapd.service gets nsid's drop-in (rpc.idmapd skipped while nsid-idmapd is installed)" \
   grep -qx 'ConditionPathExists=!/usr/sbin/nsid-idmapd' /lib/systemd/system/nfs-idmapd.service.d/nsid.conf

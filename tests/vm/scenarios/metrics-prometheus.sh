@@ -1,7 +1,7 @@
 #!/bin/bash
 # lab-test: 6.12 6.1
 # lab-needs: prometheus prometheus-node-exporter promtool curl
-# lab-cost: 60
+# lab-cost: 90
 # metrics-prometheus (issue #31): nsid's metrics as an operator collects them, with Debian's
 # own packages: `nsidctl metrics --output` writes node_exporter's textfile, Debian's
 # prometheus-node-exporter serves it and Debian's prometheus scrapes it; PromQL then answers
@@ -85,6 +85,15 @@ gone() { "$NSIDD" --socket="$SOCK" --status --json |
            python3 -c 'import json, sys; sys.exit(int(sys.argv[1]) in [n["netns"] for n in json.load(sys.stdin)["namespaces"]])' "$ino2"; }
 check "c2's namespace forgotten" wait_for 30 gone
 
+# an identity set by nsid-uniquifier (c4, no NFS yet: "set"), counted in the registry
+UNIQ="$LAB_BUILD/uniquifier/nsid-uniquifier"
+check "c4 created" container_create c4
+check "nsid-uniquifier sets c4's identifier (outcome set)" "$UNIQ" -q set --pid "$(container_pid c4)" --key metrics-c4
+ino1=$(stat -L -c %i "/proc/$(container_pid c1)/ns/net")
+c1_requests=$("$NSIDD" --socket="$SOCK" --status --json | python3 -c '
+import json, sys
+print([n["requests"] for n in json.load(sys.stdin)["namespaces"] if n["netns"] == int(sys.argv[1])][0])' "$ino1")
+
 # ---- the textfile, node_exporter, Prometheus ----------------------------------------------------
 check "nsidctl metrics --output into node_exporter's textfile directory" \
   "$NSIDCTL" --socket="$SOCK" -q metrics --output="$TEXTDIR/nsid.prom"
@@ -92,6 +101,11 @@ check "promtool check metrics: the file is clean" sh -c "promtool check metrics 
 prometheus-node-exporter --web.listen-address=127.0.0.1:9100 --collector.disable-defaults \
   --collector.textfile --collector.textfile.directory="$TEXTDIR" </dev/null >/dev/null 2>"$LOGS/node-exporter.log" &
 NEPID=$!
+# the opt-in listener: nsid-metrics.socket's way (Accept=yes, nsidctl metrics --http per
+# connection), through systemd's own socket activator (no systemd as PID 1 here)
+systemd-socket-activate -l 127.0.0.1:9853 --accept --inetd "$NSIDCTL" --socket="$SOCK" -q \
+  metrics --http --history="$W/sw.db" </dev/null >/dev/null 2>"$LOGS/metrics-http.log" &
+SAPID=$!
 cat > "$PROM/prometheus.yml" <<YML
 global:
   scrape_interval: 2s
@@ -99,6 +113,15 @@ scrape_configs:
   - job_name: node
     static_configs:
       - targets: ['127.0.0.1:9100']
+  - job_name: nsid
+    static_configs:
+      - targets: ['127.0.0.1:9853']
+    # (the listener's series as listener_*: the textfile's keep their names for the queries)
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: '(.*)'
+        target_label: __name__
+        replacement: 'listener_\$1'
 YML
 prometheus --config.file="$PROM/prometheus.yml" --storage.tsdb.path="$PROM/data" \
   --web.listen-address=127.0.0.1:9090 </dev/null >/dev/null 2>"$LOGS/prometheus.log" &
@@ -121,7 +144,7 @@ check_eq "PromQL: resolutions from the containers' files, as the textfile says" 
   "$(q 'nsid_idmapd_resolutions_total{context="container",source="files"}')"
 check "PromQL: at least two of them (labalice in c1 and c2)" \
   test "$(q 'nsid_idmapd_resolutions_total{context="container",source="files"}')" -ge 2
-check_eq "PromQL: one container namespace served now (c1)" 1 "$(q 'nsid_idmapd_namespaces{context="container"}')"
+check_eq "PromQL: two container namespaces served now (c1, c4)" 2 "$(q 'nsid_idmapd_namespaces{context="container"}')"
 check "PromQL: namespaces forgotten >= 1 (c2)" test "$(q 'nsid_idmapd_namespaces_forgotten_total')" -ge 1
 check "PromQL: namespaces refused >= 1 (nobody's second)" test "$(q 'nsid_idmapd_namespaces_refused_total')" -ge 1
 check_eq "PromQL: no failure, no timeout in the containers" "0 0" \
@@ -135,9 +158,66 @@ check_eq "PromQL: c1, NFS mounted without an identifier, counted as a risk" 1 \
   "$(q 'nsid_identity_unset_with_nfs_mounts')"
 check_eq "PromQL: the daemon's start time as the textfile says" \
   "$(file nsid_idmapd_start_time_seconds)" "$(q 'nsid_idmapd_start_time_seconds')"
+check_eq "PromQL: the listener scraped directly too (up{job=\"nsid\"})" 1 "$(q 'up{job="nsid"}')"
+check_eq "PromQL: the listener's nsid_idmapd_up" 1 "$(q 'listener_nsid_idmapd_up')"
+check "PromQL: the listener and the textfile agree on the daemon's start time (within 1 s)" \
+  awk -v a="$(q 'listener_nsid_idmapd_start_time_seconds')" -v b="$(q 'nsid_idmapd_start_time_seconds')" \
+  'BEGIN { d = a - b; exit !(d >= -1 && d <= 1) }'
+# every series of the textfile, read back through PromQL: each documented family the
+# workload produced is in Prometheus with the value nsidctl computed
+readback() {
+  local bad=0 n=0 series want got
+  while read -r series want; do
+    n=$((n + 1))
+    got=$(q "$series")
+    awk -v a="$want" -v b="$got" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b != "none" && d <= 1e-9 + 1e-6 * (a < 0 ? -a : a)) }' ||
+      { bad=$((bad + 1)); [ "$bad" -le 5 ] && echo "$series: file $want, PromQL $got"; }
+  done < <(grep -v '^#' "$TEXTDIR/nsid.prom")
+  echo "$n series, $bad differ"
+  [ "$bad" = 0 ] && [ "$n" -gt 50 ]
+}
+check "PromQL: every series of the textfile reads back with its value" readback
+check_eq "PromQL: nsid_identity_outcomes_total{outcome=\"set\"} (c4)" 1 \
+  "$(q 'nsid_identity_outcomes_total{job="node",outcome="set"}')"
+check_eq "PromQL: c1's own series, its lookups as its status says" "$c1_requests" \
+  "$(q "sum(nsid_idmapd_namespace_lookups_total{job=\"node\",netns=\"$ino1\"})")"
+check_eq "PromQL: keys invalidated for the containers, as the textfile says" \
+  "$(file 'nsid_idmapd_key_invalidations_total{context="container"}')" \
+  "$(q 'nsid_idmapd_key_invalidations_total{job="node",context="container"}')"
+note "keys invalidated: $(file 'nsid_idmapd_key_invalidations_total{context="container"}') (every pipe answer, on a kernel without per-namespace ID keys)"
+check_eq "PromQL: invalidation retries as the textfile says" \
+  "$(file 'nsid_idmapd_key_invalidation_retries_total{context="container"}')" \
+  "$(q 'nsid_idmapd_key_invalidation_retries_total{job="node",context="container"}')"
+check_eq "PromQL: no invalidation abandoned" 0 \
+  "$(q 'sum(nsid_idmapd_key_invalidations_abandoned_total{job="node"})')"
 note "p50/p99 of the containers' lookups: $(q 'histogram_quantile(0.5, nsid_idmapd_lookup_duration_seconds_bucket{context="container"})') / $(q 'histogram_quantile(0.99, nsid_idmapd_lookup_duration_seconds_bucket{context="container"})') s"
 
-kill "$PPID_" "$NEPID" 2>/dev/null
+# ---- the server's side: a takeover, watched -----------------------------------------------------
+"$NSIDCTL" --json watch --server --history="$W/sw.db" > "$W/sw.jsonl" 2> "$LOGS/server-watch.err" &
+SWPID=$!
+check "nsidctl watch --server started" wait_for 30 grep -q "following knfsd" "$LOGS/server-watch.err"
+hn=$(container_exec c1 hostname)
+check "c3 (c1's hostname, no identifier: c1's owner string) created" container_create c3 --hostname "$hn"
+check "c3 mounts: it takes c1's record" container_mount c3 vers=4.2,soft,timeo=50,retrans=2
+check "c1 stats again: it takes it back" container_exec c1 timeout 60 stat /mnt/nfs/f1
+# c3 goes (its unmount ends its lease): no takeover after this, the counts hold still
+container_exec c3 umount -l /mnt/nfs 2>/dev/null
+sleep 3
+tk=$(python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["kind"] == "takeover"))' "$W/sw.jsonl")
+note "the watcher's takeovers: $tk ($(tr '\n' ' ' < "$W/sw.jsonl" | head -c 600))"
+check "the watcher saw the two takeovers at least" test "$tk" -ge 2
+"$NSIDCTL" --socket="$SOCK" -q metrics --history="$W/sw.db" --output="$TEXTDIR/nsid.prom"
+takeovers_scraped() { [ "$(q 'nsid_server_changes_total{job="node",kind="takeover"}')" = "$tk" ]; }
+check "PromQL: nsid_server_changes_total{kind=\"takeover\"} = the watcher's $tk (textfile)" wait_for 30 takeovers_scraped
+listener_takeovers() { [ "$(q 'listener_nsid_server_changes_total{kind="takeover"}')" = "$tk" ]; }
+check "PromQL: the listener says the same (it reads the history at each scrape)" wait_for 30 listener_takeovers
+check_eq "PromQL: c1's owner string taken over $tk times" "$tk" \
+  "$(q "nsid_server_owner_takeovers_total{job=\"node\",owner=\"Linux NFSv4.2 $hn\"}")"
+check_eq "PromQL: the watcher runs (nsid_server_watch_up)" 1 "$(q 'nsid_server_watch_up{job="node"}')"
+check_eq "PromQL: it lost nothing" 0 "$(q 'nsid_server_watch_lost_events_total{job="node"}')"
+kill -TERM "$SWPID" 2>/dev/null; wait "$SWPID" 2>/dev/null
+
+kill "$PPID_" "$NEPID" "$SAPID" 2>/dev/null
 container_exec c1 umount -f /mnt/nfs 2>/dev/null
 kill -TERM "$DPID"; wait "$DPID" 2>/dev/null
 lab_done

@@ -132,6 +132,8 @@ if [ "$LAB_BOOT" = 1 ]; then
   check_eq "dpkg -i: exit 0" 0 "$rc" || { sed 's/^/#   /' "$W/dpkg-i.log" | tail -20; bail "install failed"; }
   check_eq "nsid-idmapd.service active after the install, nothing else done" active "$(active nsid-idmapd.service)"
   check_eq "nsid-idmapd.service enabled" enabled "$(systemctl is-enabled nsid-idmapd.service 2>&1)"
+  check_eq "nsid-server-watch started by the install (knfsd runs here)" active \
+    "$(active nsid-server-watch.service)"
   check_eq "the running daemon is the installed /usr/sbin/nsid-idmapd" /usr/sbin/nsid-idmapd \
     "$(readlink "/proc/$(main_pid nsid-idmapd.service)/exe")"
   check "nfs-idmapd.service no longer active" sh -c "! systemctl is-active -q nfs-idmapd.service"
@@ -167,6 +169,9 @@ if [ "$LAB_BOOT" = 1 ]; then
   check_eq "nsid-idmapd still active, the same process" "active $pid" \
     "$(active nsid-idmapd.service) $(main_pid nsid-idmapd.service)"
   check "rpc.idmapd not started by the restart" sh -c "! pgrep -x rpc.idmapd"
+  # the package enables nsid-server-watch as part of nfs-server.service: the restart starts it
+  check_eq "nsid-server-watch started with nfs-server (enabled by the package)" active \
+    "$(active nsid-server-watch.service)"
   check_eq "nfs-idmapd.service skipped by its condition" "no" \
     "$(systemctl show -p ConditionResult --value nfs-idmapd.service)"
   check_eq "after the restart: the same answers" "$WANT" "$(serving)"
@@ -187,6 +192,12 @@ if [ "$LAB_BOOT" = 1 ]; then
   nfs_server_wait_grace
   check "rpc.idmapd never started" sh -c "! pgrep -x rpc.idmapd"
   check_eq "order nsid-idmapd first: the same answers" "$WANT" "$(serving)"
+  check_eq "nsid-server-watch follows the server's restarts" active "$(active nsid-server-watch.service)"
+  journalctl -u nsid-server-watch.service --no-pager -o cat 2>/dev/null | tail -n 3 | while read -r l; do note "server-watch: $l"; done
+  tk=$(nsidctl --json doctor --server --window=0 | jq -c '[.findings[] | select(.check == "nfsd-takeovers")]')
+  note "doctor --server, takeover findings: $tk"
+  check_eq "doctor --server reads the watcher's history: no owner string taken over" ok \
+    "$(printf '%s' "$tk" | jq -r '[.[] | select(.severity == "ok" or .severity == "error")][0].severity')"
 
   # ---- the timer and the udev rule, through real systemd -------------------------------------
   # the timer's run (OnBootSec passed: at once when started by the install) reconciles the
