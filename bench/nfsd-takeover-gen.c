@@ -104,22 +104,33 @@ static uint32_t get32(const uint8_t *p) {
         return ntohl(v);
 }
 
+static int verbose;
+
+/* What failed, on stderr (the first few failures only). */
+static int failed(const char *what, uint32_t v) {
+        if (verbose > 0) {
+                verbose--;
+                fprintf(stderr, "nfsd-takeover-gen: %s: %u\n", what, v);
+        }
+        return -1;
+}
+
 /* The status of the reply's one op and where its result starts; -1 when not NFS4_OK. */
 static int op_result(const uint8_t *r, size_t len, const uint8_t **ret) {
         size_t o = 12; /* xid, REPLY, MSG_ACCEPTED */
         if (len < 24 || get32(r + 4) != 1 || get32(r + 8) != 0)
-                return -1;
+                return failed("RPC reply_stat (or short reply)", len < 24 ? 0 : get32(r + 8));
         o += 8 + (get32(r + 16) + 3) / 4 * 4; /* verifier */
         if (o + 4 > len || get32(r + o) != 0) /* SUCCESS */
-                return -1;
+                return failed("RPC accept_stat", o + 4 > len ? 0 : get32(r + o));
         o += 4;
         if (o + 4 > len || get32(r + o) != 0) /* compound status */
-                return -1;
+                return failed("COMPOUND status", o + 4 > len ? 0 : get32(r + o));
         o += 4;
         o += 4 + (get32(r + o) + 3) / 4 * 4; /* tag */
         o += 4 + 4;                           /* count, op */
         if (o + 4 > len || get32(r + o) != 0)
-                return -1;
+                return failed("op status", o + 4 > len ? 0 : get32(r + o));
         *ret = r + o + 4;
         return 0;
 }
@@ -138,9 +149,10 @@ static int exchange_id(int fd, const char *owner, uint64_t verifier, uint64_t *c
         u32(&b, 0); /* flags */
         u32(&b, 0); /* SP4_NONE */
         u32(&b, 0); /* no implementation id */
-        if (xfer(fd, &b, reply, sizeof(reply), &len) < 0 || op_result(reply, len, &p) < 0 ||
-            p + 12 > reply + len)
-                return -1;
+        if (xfer(fd, &b, reply, sizeof(reply), &len) < 0)
+                return failed("EXCHANGE_ID transfer", 0);
+        if (op_result(reply, len, &p) < 0 || p + 12 > reply + len)
+                return failed("EXCHANGE_ID", 0);
         *clid = ((uint64_t) get32(p) << 32) | get32(p + 4);
         *seq = get32(p + 8);
         return 0;
@@ -172,9 +184,9 @@ static int create_session(int fd, uint64_t clid, uint32_t seq) {
         u32(&b, 0x40000000); /* callback program */
         u32(&b, 1);          /* one security parameter: AUTH_NONE */
         u32(&b, 0);
-        return xfer(fd, &b, reply, sizeof(reply), &len) < 0 || op_result(reply, len, &p) < 0
-                       ? -1
-                       : 0;
+        if (xfer(fd, &b, reply, sizeof(reply), &len) < 0)
+                return failed("CREATE_SESSION transfer", 0);
+        return op_result(reply, len, &p) < 0 ? failed("CREATE_SESSION", 0) : 0;
 }
 
 static double now_s(void) {
@@ -202,6 +214,7 @@ int main(int argc, char **argv) {
                 }
                 setsockopt(fd[k], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         }
+        verbose = getenv("NSID_GEN_VERBOSE") ? 5 : 0;
         t0 = now_s();
         for (long i = 0; i < count; i++) {
                 uint64_t clid;

@@ -22,7 +22,7 @@ check "nsidctl and the generator built" test -x "$C" -a -x "$GEN" || bail "build
 check "knfsd started" nfs_server_start off || bail "no server"
 [ -d "$T/instances" ] || mount -t tracefs nodev "$T"
 nfs_server_wait_grace
-SERVER=127.0.0.1
+SERVER=$LAB_SERVER_IP # (knfsd listens there; a loopback connection got no reply it could read)
 
 WPID=''
 watch_on() { # the watcher, its JSON lines in $W/$1.jsonl
