@@ -72,6 +72,16 @@ overrun=$(awk '/overrun/ {s += $2} END {print s + 0}' "$REF"/per_cpu/cpu*/stats)
 recorded=$(wc -l < "$W/follow.jsonl")
 cpu=$(awk -v c="$((c1 - c0))" -v hz="$HZ" -v ns="$((t1 - t0))" 'BEGIN {printf "%.1f", c / hz / (ns / 1e9) * 100}')
 lost=$(sed -n 's/.*; \([0-9]*\) lost$/\1/p' "$W/follow.err")
+kinds=$(python3 -c '
+import collections, json, sys
+c = collections.Counter()
+owned = 0
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    c[j["kind"]] += 1
+    owned += j["owner"] == "bench-follow"
+print(" ".join("%s=%d" % kv for kv in sorted(c.items())), "owner-named=%d" % owned)' "$W/follow.jsonl")
+note "figure: follow kinds $kinds"
 finding follow "paced at $RATE/s for ${SECS}s: the generator made $got/s; knfsd traced $replaced replacements (reference overrun $overrun); the watcher recorded $recorded, lost ${lost:-?}; its CPU $cpu% of one CPU"
 note "figure: follow rate-asked $RATE rate-made $got traced $replaced recorded $recorded lost ${lost:-?} watcher-cpu-percent $cpu"
 check_eq "the reference instance lost nothing" 0 "$overrun"
