@@ -83,7 +83,9 @@ void check_server_history(void) {
         uint64_t restarts = 0;
         int r, running;
 
-        if (!path)
+        /* a copy of another server's clients (--nfsd-clients) says nothing of this host's
+         * history: read one only when named */
+        if (!path || (arg.nfsd_clients && !arg.history))
                 return;
         r = history_open_read(path, &h, &err);
         if (r == -ENOENT) {

@@ -216,7 +216,7 @@ check "nsidctl doctor --help: that command's help (its --server), not the global
 check "nsidctl host-secret --help names --if-shared" grep -q -- '--if-shared' "$T/o"
 "$C" frob >"$T/o" 2>&1; r=$?
 check "an unknown command: exit 2, the valid ones named" \
-    bash -c "[ $r = 2 ] && grep -q \"unknown command 'frob' (commands: status, doctor, identity, metrics, config, host-secret)\" '$T/o'"
+    bash -c "[ $r = 2 ] && grep -q \"unknown command 'frob' (commands: status, doctor, identity, metrics, watch, config, host-secret)\" '$T/o'"
 "$C" --no-legend status >"$T/o" 2>/dev/null
 check "status --no-legend: rows only (no kernel line, no column header)" \
     bash -c "! grep -qE '^(NETNS|kernel)' '$T/o' && grep -qE '^[0-9]+ ' '$T/o'"

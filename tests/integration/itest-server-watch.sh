@@ -104,7 +104,7 @@ INSERT INTO total VALUES ('takeover', 'Linux NFSv4.2 web', 3), ('takeover', '$ho
 INSERT INTO stat VALUES ('started', $now - 60), ('events', 40), ('lost', 0);
 SQL
 set +e
-"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" >"$T/doctor.json" 2>"$T/doctor.err"; drc=$?
+"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" --history="$H" >"$T/doctor.json" 2>"$T/doctor.err"; drc=$?
 set -e
 jq -e . "$T/doctor.json" >/dev/null && pass "doctor --server --json with a history: valid JSON" || fail "doctor JSON: $(head -c 300 "$T/doctor.json")"
 web=$(jq -c '.findings[] | select(.check == "nfsd-takeovers" and .severity == "error" and .owner == "Linux NFSv4.2 web")' "$T/doctor.json")
@@ -120,7 +120,7 @@ jq -e '[.findings[] | select(.check == "nfsd-takeovers" and .severity == "warnin
 jq -e '[.findings[] | select(.check == "nfsd-takeovers" and .severity == "info" and (.message | contains("1 client restart")))] | length == 1' "$T/doctor.json" >/dev/null &&
         pass "doctor: the restart counted as information" || fail "doctor restart"
 [ "$drc" = 4 ] && pass "doctor exit 4 (errors)" || fail "doctor exit $drc"
-"$ctl" doctor --server --window=0 --nfsd-clients="$T/none" --color=never >"$T/doctor.txt" 2>&1 || true
+"$ctl" doctor --server --window=0 --nfsd-clients="$T/none" --history="$H" --color=never >"$T/doctor.txt" 2>&1 || true
 if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$T/doctor.txt"; then fail "doctor's text holds control bytes"; else pass "doctor's text: no control bytes"; fi
 
 "$ctl" metrics >"$T/m.prom" 2>/dev/null
@@ -145,13 +145,13 @@ jq -e '.server.changes.takeover == 10 and .server.owner_takeovers["Linux NFSv4.2
 
 # ---- no history, a file that is not one, a symlink ----
 rm -f "$H"
-"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" >"$T/d2.json" 2>/dev/null || true
+"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" --history="$H" >"$T/d2.json" 2>/dev/null || true
 jq -e '[.findings[] | select(.check == "nfsd-takeovers" and .severity == "info" and (.message | contains("no takeover history")))] | length == 1' "$T/d2.json" >/dev/null &&
         pass "doctor without a history: says how to get one" || fail "no history: $(cat "$T/d2.json")"
 "$ctl" metrics >"$T/m2.prom" 2>/dev/null
 grep -q '^nsid_server' "$T/m2.prom" && fail "metrics without a history print server series" || pass "metrics without a history: no server series"
 echo "not a database" >"$H"
-"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" >"$T/d3.json" 2>/dev/null || true
+"$ctl" --json doctor --server --window=0 --nfsd-clients="$T/none" --history="$H" >"$T/d3.json" 2>/dev/null || true
 jq -e '[.findings[] | select(.check == "nfsd-takeovers" and .severity == "error" and (.message | contains("cannot read the history")))] | length == 1' "$T/d3.json" >/dev/null &&
         pass "doctor with a file that is not a history: an error, not \"nothing happened\"" || fail "not a history: $(cat "$T/d3.json")"
 rm -f "$H"
