@@ -92,16 +92,22 @@ libdir=$(find "$dest" -name 'libnsid.so.0' -printf '%h\n' | head -n1)
 soname=$(objdump -p "$libdir/libnsid.so.0" | awk '/SONAME/ {print $2}')
 [ "$soname" = libnsid.so.0 ] || fail "SONAME is '$soname', want libnsid.so.0"
 
-# Exports: every defined dynamic symbol is nsid_* and in LIBNSID_0.1.
+# Exports: every defined dynamic symbol is nsid_* and in LIBNSID_0.1 or NSID_PRIVATE (which
+# of the two, by name: abi-symbols).
 exports=$(nm -D --defined-only --with-symbol-versions "$libdir/libnsid.so.0" | awk '$2 ~ /^[TDBRW]$/ {print $3}')
 [ -n "$exports" ] || fail "no exported symbols"
-bad=$(echo "$exports" | grep -v -E '^nsid_[a-z0-9_]+@@?LIBNSID_0\.1$' | grep -v -E '^LIBNSID_0\.1@@LIBNSID_0\.1$' || true)
+bad=$(echo "$exports" | grep -v -E '^nsid_[a-z0-9_]+@@?(LIBNSID_0\.1|NSID_PRIVATE)$' |
+      grep -v -E '^(LIBNSID_0\.1|NSID_PRIVATE)@@(LIBNSID_0\.1|NSID_PRIVATE)$' || true)
 [ -z "$bad" ] || fail "unexpected exports: $bad"
 count=$(echo "$exports" | grep -c '^nsid_')
-echo "exports: $count nsid_* symbols, all in LIBNSID_0.1"
+echo "exports: $count nsid_* symbols, all in LIBNSID_0.1 or NSID_PRIVATE"
 
-for h in ns.h log.h file.h worker.h common.h; do
+for h in ns.h log.h file.h common.h; do
   [ -f "$dest/usr/include/nsid/$h" ] || fail "header nsid/$h not installed"
+done
+# the private protocols' headers are not (include-private/)
+for h in "$src"/libnsid/include-private/nsid/*.h; do
+  [ ! -e "$dest/usr/include/nsid/${h##*/}" ] || fail "private header nsid/${h##*/} installed"
 done
 
 pc=$(find "$dest" -name libnsid.pc | head -n1)

@@ -33,7 +33,7 @@ extern "C" {
  * -EBADF/-EINVAL (bad arguments), or another negative errno.
  *
  * Not covered: a root on a mount that never answers (hung FUSE/NFS) blocks the caller; read
- * such roots from a worker with a timeout (nsid/worker.h).
+ * such roots from a forked worker with a timeout.
  */
 
 #define NSID_FILE_MAX_DEFAULT (4u * 1024u * 1024u)

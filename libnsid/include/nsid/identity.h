@@ -180,7 +180,7 @@ NSID_API_WARN_UNUSED int nsid_identity_for_ns_timeout(const uint8_t secret[NSID_
                                                       int timeout_ms, nsid_identity **ret);
 
 /*
- * Read a container's /etc/machine-id, bounded in time: in a worker (nsid/worker.h) that joins
+ * Read a container's /etc/machine-id, bounded in time: in a forked worker that joins
  * proc's user and mount namespaces, chroot()s to its root, drops every capability (it reads
  * with the rights of the container's root, as that root could) and reads the file through
  * nsid/file.h (4 KiB cap, no FIFOs/devices/procfs, symlinks clamped to the root). The worker

@@ -22,7 +22,7 @@ extern "C" {
  * tag, description); on stock kernels the NFS types are not flagged, so one namespace's
  * cached answer is every namespace's.
  *
- * The probe runs in a forked child (nsid/worker.h, with the caller's capabilities; the
+ * The probe runs in a forked child (with the caller's capabilities; the
  * child makes system calls only and allocates nothing, so a multithreaded caller is fine):
  * it joins a new anonymous session keyring, adds a key of the type with the description
  * "nsid-probe:<pid>" and checks that a search finds it; then it unshares a new network

@@ -13,7 +13,7 @@ extern "C" {
 
 /*
  * The NFSv4 client uniquifier of a network namespace: /sys/fs/nfs/net/nfs_client/identifier
- * as seen by a sysfs mounted from inside that netns. A forked worker (nsid/worker.h) joins
+ * as seen by a sysfs mounted from inside that netns. A forked worker joins
  * only the netns, keeps its capabilities, mounts a fresh sysfs that nobody else sees (a
  * detached fsmount(); on kernels without it, over /sys in a private mount namespace), reads
  * (and writes, then reads back) the file, replies and exits. The host's mounts never change.
