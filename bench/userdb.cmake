@@ -1,5 +1,5 @@
 add_executable(nsid-bench-userdb ${CMAKE_CURRENT_SOURCE_DIR}/bench-userdb.c)
-target_link_libraries(nsid-bench-userdb PRIVATE nsid_internal)
+target_link_libraries(nsid-bench-userdb PRIVATE nsid_testing)
 add_custom_target(bench-userdb
   COMMAND nsid-bench-userdb
   DEPENDS nsid-bench-userdb

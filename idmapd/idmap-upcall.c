@@ -168,7 +168,7 @@ static void load_policy(const idmap_opts *o, policy *ret) {
                 return;
         }
         /* No [idmap] section without the word (section names compare case-insensitively):
-         * nothing to look up, and libinih need not be loaded (lazy-inih.c). */
+         * nothing to look up, and libinih need not be loaded (libnsid/src/inih-internal.h). */
         bool named = false;
         for (size_t i = 0; i + 5 <= size && !named; i++)
                 named = strncasecmp(text + i, "idmap", 5) == 0;

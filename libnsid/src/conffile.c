@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <ini.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include <nsid/conffile.h>
 
+#include "inih-internal.h"
 #include "log-internal.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -28,31 +28,6 @@
 #endif
 
 #define BLANKS " \t\r\v\f"
-
-/* ---- libinih's run-time settings ----
- *
- * Upstream libinih fixes its syntax options at compile time; Debian's build turns them into
- * variables. They are referenced weakly, so a libinih without them still links and runs (then
- * its compile-time defaults apply: the line reader below still bounds every line, leading
- * blanks are removed so no line continues another, and only inline comments differ). */
-extern int ini_max_line;
-extern bool ini_allow_multiline;
-extern bool ini_allow_inline_comments;
-#pragma weak ini_max_line
-#pragma weak ini_allow_multiline
-#pragma weak ini_allow_inline_comments
-
-static pthread_once_t inih_once = PTHREAD_ONCE_INIT;
-
-static void inih_setup(void) {
-        /* the line, its '\n' or "\r\n", and the NUL */
-        if (&ini_max_line && ini_max_line < (int) NSID_CONF_LINE_MAX + 3)
-                ini_max_line = (int) NSID_CONF_LINE_MAX + 3;
-        if (&ini_allow_multiline)
-                ini_allow_multiline = false;
-        if (&ini_allow_inline_comments)
-                ini_allow_inline_comments = false;
-}
 
 /* ---- feeding inih one line at a time ----
  *
@@ -104,11 +79,10 @@ static char *feed_line(char *buf, int num, void *userdata) {
 }
 
 static int parse_text(const char *text, size_t size, ini_handler handler, feed *f) {
-        (void) pthread_once(&inih_once, inih_setup);
         f->p = text;
         f->end = text + size;
         f->line = 0;
-        return ini_parse_stream(feed_line, f, handler, f->userdata);
+        return conf_ini_parse_stream(feed_line, f, handler, f->userdata);
 }
 
 /* Section names keep inner blanks in inih; compare them trimmed. */
