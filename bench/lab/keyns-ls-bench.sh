@@ -74,7 +74,7 @@ setup() { # variant
       wait_for 10 sh -c "ls -l /proc/$RPCPID/fd 2>/dev/null | grep -q inotify" ;;
     nsid|nsid-pipes)
       [ "$1" = nsid ] &&
-        sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap|" "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+        sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap|" "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE"
       "$DM_BIN" -f </dev/null >/dev/null 2>>"$LOGS/nsid-idmapd-$1.log" &
       DM_PID=$!
       dm_ready ;;

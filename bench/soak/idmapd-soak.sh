@@ -37,7 +37,7 @@ CTL_RATE=${SOAK_CTL_RATE:-300}
 SLACK_KB=${SOAK_RSS_SLACK_KB:-1024}
 SLACK_PCT=${SOAK_RSS_SLACK_PCT:-10}
 daemon=$(realpath "$build/idmapd/nsid-idmapd")
-helper=$(realpath "$build/idmapd/nsid-idmap")
+helper=$(realpath "$build/idmap/nsid-idmap")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: a request-key rule in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
 [ -x "$daemon" ] && [ -x "$helper" ] || { echo "FAIL: build nsid-idmapd and nsid-idmap first"; exit 1; }
 command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }

@@ -19,7 +19,7 @@
  * multithreaded program): system calls only, stack buffers, no allocation, no lock. The keys
  * system calls are made directly rather than through libkeyutils: libnsid does not link
  * it, and nsid-idmap, which runs once per upcall, keeps it out on purpose (its own thin
- * keyctl() wrappers in idmapd/upcall-util.c).
+ * keyctl() wrappers in idmap/upcall-util.c).
  */
 #include <errno.h>
 #include <fcntl.h>

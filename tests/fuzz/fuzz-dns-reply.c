@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nsid-idmap's dns_resolver worker reply (idmapd/dns-reply.c): the worker ran next to a
+/* nsid-idmap's dns_resolver worker reply (idmap/dns-reply.c): the worker ran next to a
  * container's /etc/hosts, resolv.conf and DNS servers, so its reply is hostile input to the
  * privileged helper. Invariants of an accepted reply: every field within the bounds
  * dns-reply.h gives (errnos, c-ares status, at most DNS_MAX_ADDRS distinct IPv4/IPv6
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "idmapd/dns-reply.h"
-#include "idmapd/text-util.h"
+#include "idmap/dns-reply.h"
+#include "idmap/text-util.h"
 
 #include "fuzz-check.h"
 

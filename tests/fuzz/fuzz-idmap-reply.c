@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* nsid-idmap's requester-context worker reply (idmapd/idmap-reply.c): the worker parsed a
+/* nsid-idmap's requester-context worker reply (idmap/idmap-reply.c): the worker parsed a
  * container's passwd, group and idmapd.conf, so its reply is hostile input to the privileged
  * helper. Invariants, accepted or refused (a refused reply's result holds the lines before
  * the refused one, whose notes are logged): an id is never (u32)-1, a name is one the kernel
@@ -13,8 +13,8 @@
 
 #include <nsid/keyring.h>
 
-#include "idmapd/idmap-reply.h"
-#include "idmapd/text-util.h"
+#include "idmap/idmap-reply.h"
+#include "idmap/text-util.h"
 
 #include "fuzz-check.h"
 

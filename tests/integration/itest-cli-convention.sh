@@ -21,7 +21,7 @@ pass() { echo "ok: $*"; passes=$((passes + 1)); }
 declare -A bin=(
         [nsidctl]="$build/nsidctl/nsidctl"
         [nsid-uniquifier]="$build/uniquifier/nsid-uniquifier"
-        [nsid-idmap]="$build/idmapd/nsid-idmap"
+        [nsid-idmap]="$build/idmap/nsid-idmap"
         [nsid-idmapd]="$build/idmapd/nsid-idmapd"
 )
 version=$(sed -n 's/^project(nsid VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../../CMakeLists.txt")

@@ -12,7 +12,7 @@
 # trap, dnsmasq processes killed by their pid files.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, network namespaces (run as root)"; exit 77; }
 for c in keyctl:keyutils dnsmasq:dnsmasq-base ip:iproute2 unshare:util-linux python3:python3; do

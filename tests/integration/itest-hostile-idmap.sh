@@ -22,7 +22,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, mounts (run as root)"; exit 77; }
 command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }

@@ -8,7 +8,7 @@
 # with it.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: the admin commands act on keyrings root owns (run as root)"; exit 77; }
 command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }
 T=$(mktemp -d /tmp/nsid-itest-admin.XXXXXX)

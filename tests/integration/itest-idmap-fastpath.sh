@@ -7,7 +7,7 @@
 # same in every case.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 daemon=$(realpath "$build/idmapd/nsid-idmapd")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d, nsid-idmapd (run as root)"; exit 77; }
 [ -x "$daemon" ] || { echo "FAIL: $daemon not built"; exit 1; }

@@ -9,7 +9,7 @@
 # LOG_ERR (facility daemon: <27>) and exits 1.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: a private /dev in a mount namespace (run as root)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 missing (apt install python3)"; exit 77; }
 

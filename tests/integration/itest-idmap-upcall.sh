@@ -15,7 +15,7 @@
 # host's), and hostile descriptions: rejected (EKEYREJECTED), a log line, exit status 1.
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
-bin=$(realpath "$build/idmapd/nsid-idmap")
+bin=$(realpath "$build/idmap/nsid-idmap")
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root: request-key rules in /etc/request-key.d (run as root)"; exit 77; }
 command -v keyctl >/dev/null || { echo "SKIP: keyctl missing (apt install keyutils)"; exit 77; }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* idmapd/dns-reply.c: the dns_resolver worker's reply, as nsid-idmap's privileged parent
- * parses it. The accepted replies are the ones dns_worker() writes (idmapd/dns-upcall.c);
+/* idmap/dns-reply.c: the dns_resolver worker's reply, as nsid-idmap's privileged parent
+ * parses it. The accepted replies are the ones dns_worker() writes (idmap/dns-upcall.c);
  * the refused ones are what a worker subverted by a container's data could write instead. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #include "test-skip.h" /* after cmocka.h */
 
-#include "idmapd/dns-reply.h"
+#include "idmap/dns-reply.h"
 
 static int parse(const char *text, dns_result *ret) {
         char buf[16384];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* idmapd/idmap-reply.c: the requester-context worker's reply, as nsid-idmap's privileged
+/* idmap/idmap-reply.c: the requester-context worker's reply, as nsid-idmap's privileged
  * parent parses it. The accepted replies are the ones requester_worker() writes
- * (idmapd/idmap-upcall.c); the refused ones are what a worker subverted by a container's
+ * (idmap/idmap-upcall.c); the refused ones are what a worker subverted by a container's
  * passwd, group or idmapd.conf could write instead. */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #include "test-skip.h" /* after cmocka.h */
 
-#include "idmapd/idmap-reply.h"
+#include "idmap/idmap-reply.h"
 
 static int parse(const char *text, idmap_reply *ret) {
         char buf[8192];

@@ -68,7 +68,7 @@ multiarch=/usr/lib/x86_64-linux-gnu
 [ -e $multiarch/libnss_sss.so.2 ] || bail "libnss_sss missing (package libnss-sss)"
 [ -e $multiarch/sssd/libsss_ldap.so ] || bail "SSSD's LDAP provider missing (package sssd-ldap)"
 note "kernel $(uname -r); $N files a pass, passes: $ORDER; warm: median of $WARM; extras ${EXTRAS//,/ }"
-note "nsid-idmapd $(stat -c '%y' "$DM_BIN" | cut -c1-19), nsid-idmap $(stat -c '%y' "$LAB_BUILD/idmapd/nsid-idmap" | cut -c1-19)"
+note "nsid-idmapd $(stat -c '%y' "$DM_BIN" | cut -c1-19), nsid-idmap $(stat -c '%y' "$LAB_BUILD/idmap/nsid-idmap" | cut -c1-19)"
 
 # ---- the directory: slapd with 10,000 users and 10,000 groups --------------------------------
 . "$LAB_LIB/slapd.sh"
@@ -196,9 +196,9 @@ setup() { # variant pass
       RPCPID=$!
       wait_for 10 sh -c "ls -l /proc/$RPCPID/fd 2>/dev/null | grep -q inotify" ;;
     nsid)
-      local helper=$LAB_BUILD/idmapd/nsid-idmap
+      local helper=$LAB_BUILD/idmap/nsid-idmap
       [[ $EXTRAS == *,trace,* ]] && helper+=" --log-file=$LOGS/nsid-idmap-p$2.log"
-      sed "s|@NSID_IDMAP_PATH@|$helper|" "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE" &&
+      sed "s|@NSID_IDMAP_PATH@|$helper|" "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE" &&
         test ! -e /etc/nsid.conf || return 1
       "$DM_BIN" -f </dev/null >/dev/null 2>>"$LOGS/nsid-idmapd-p$2.log" &
       DM_PID=$!

@@ -19,10 +19,10 @@ LOGS=$LAB_OUT; [ -d "$LOGS" ] && [ -w "$LOGS" ] || LOGS=$W
 check "bridge, veth, dns_resolver loaded" lab_modprobe bridge veth dns_resolver
 lab_bridge_up
 RULE=/etc/request-key.d/nsid-dns.conf
-sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
-  "$LAB_SRC/idmapd/nsid-dns.conf.in" > "$RULE"
+sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
+  "$LAB_SRC/idmap/nsid-dns.conf.in" > "$RULE"
 check "nsid's dns_resolver rule installed (the package's nsid-dns.conf)" \
-  grep -q "^create[[:space:]]*dns_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmapd/nsid-idmap .*dns %k" "$RULE"
+  grep -q "^create[[:space:]]*dns_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmap/nsid-idmap .*dns %k" "$RULE"
 check "no other dns_resolver rule matches first" \
   sh -c "! grep -lE '^create[[:space:]]+dns_resolver' /etc/request-key.d/*.conf | grep -v nsid-dns.conf"
 # keyutils' own line in /etc/request-key.conf (key.dns_resolver) is less specific than none:

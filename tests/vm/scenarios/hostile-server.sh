@@ -58,8 +58,8 @@ no_other_rules() {
 check "no id_resolver rule but nsid's (nfs-common's diverted away, as the package's preinst does)" \
   no_other_rules || bail "another id_resolver rule stays"
 NSID_RULE=/etc/request-key.d/nsid-idmap.conf
-sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
-  "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
+  "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE"
 check "c1 created with its own passwd (labalice 4001)" \
   container_create c1 --passwd "$W/passwd-1" --group "$W/group-1" || bail "no c1"
 DM_SOCK=/run/nsid/idmapd.sock

@@ -46,10 +46,10 @@ check "name mapping on; knfsd's channels answered by rpc.idmapd -S" \
   demo_idmap_on "$W/passwd-server" "$W/group-server" || bail "no server-side mapping"
 check "nfs-common's id_resolver rule diverted away (as the package's preinst does)" demo_rk_rule off
 NSID_RULE=/etc/request-key.d/nsid-idmap.conf
-sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
-  "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
+  "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE"
 check "nsid's request-key rule installed (the package's nsid-idmap.conf)" \
-  grep -q "^create[[:space:]]*id_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmapd/nsid-idmap .*-t 600 %k %d" "$NSID_RULE"
+  grep -q "^create[[:space:]]*id_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmap/nsid-idmap .*-t 600 %k %d" "$NSID_RULE"
 check "no /etc/nsid.conf: every default" test ! -e /etc/nsid.conf
 for k in 1 2; do
   check "c$k created with its own passwd" \

@@ -2,7 +2,7 @@
 # lab-test: 6.1 6.12
 # idmap-helper: nsid-idmap as the id_resolver request-key helper of a real NFS client, with
 # NFSv4 name mapping on (nfs4_disable_idmapping=N on client and server) (issue 5, "Lab").
-#   - the rule installed is idmapd/nsid-idmap.conf.in (nfs-common's id_resolver.conf removed);
+#   - the rule installed is idmap/nsid-idmap.conf.in (nfs-common's id_resolver.conf removed);
 #     the helper logs to syslog (busybox syslogd here) as installed, no extra options;
 #   - knfsd's channels are answered by rpc.idmapd -S in a private mount namespace whose
 #     passwd also has labdave (1503), a user the client does not know;
@@ -16,7 +16,7 @@
 . "$LAB_LIB/lab.sh"
 . "$LAB_LIB/nfs.sh"
 . "$LAB_LIB/container.sh"
-BIN="$LAB_BUILD/idmapd/nsid-idmap"
+BIN="$LAB_BUILD/idmap/nsid-idmap"
 FLOOR="$LAB_BUILD/bench/nsid-rk-floor"
 W=/run/nsid-lab/idmap-helper
 mkdir -p "$W"
@@ -63,7 +63,7 @@ check "syslogd for the helper's log" busybox syslogd -O "$W/syslog"
 # the rule nsid installs, and nothing else for id_resolver
 rm -f /etc/request-key.d/id_resolver.conf /etc/request-key.d/*nfs* 2>/dev/null
 RULE=/etc/request-key.d/nsid-idmap.conf
-sed "s|@NSID_IDMAP_PATH@|$BIN|" "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$RULE"
+sed "s|@NSID_IDMAP_PATH@|$BIN|" "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$RULE"
 note "rule: $(grep -v '^#' "$RULE")"
 nfsidmap -c 2>/dev/null
 
@@ -198,5 +198,5 @@ note "cache.log: $(tail -n 1 "$CLOG")"
 keys | grep labcache2 | while read -r l; do note "/proc/keys: $l"; done
 check "granted, NFS reader: it did not get the answer 1512" test "${u%%:*}" != 1512
 finding idmap-cache-invalidate "fresh id_resolver key: root's KEYCTL_INVALIDATE before the NFS reader returned: $(grep -o 'uid:labcache1.*' "$CLOG" | head -n 1 | sed 's/.*invalidate=//'); after it returned: ok; key of a user-space requester: refused; invalidated (search permission granted by the helper) before the reader checked it: user-space reader '$r', NFS reader stat -> $u${stack:+ (state $st, wchan $wchan, stack: $stack)}"
-sed "s|@NSID_IDMAP_PATH@|$BIN|" "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$RULE"
+sed "s|@NSID_IDMAP_PATH@|$BIN|" "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$RULE"
 lab_done

@@ -245,10 +245,10 @@ check "ID key cache emptied between the phases" demo_keys_clear
 
 # ---- 2. nsid-idmapd, the package's default set-up -----------------------------------------------
 NSID_RULE=/etc/request-key.d/nsid-idmap.conf
-sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
-  "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap --log-file=$LOGS/nsid-idmap.log|" \
+  "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE"
 check "nsid's request-key rule installed (the package's nsid-idmap.conf)" \
-  grep -q "^create[[:space:]]*id_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmapd/nsid-idmap .*-t 600 %k %d" "$NSID_RULE"
+  grep -q "^create[[:space:]]*id_resolver[[:space:]]*\*[[:space:]]*\*[[:space:]]*$LAB_BUILD/idmap/nsid-idmap .*-t 600 %k %d" "$NSID_RULE"
 check "no /etc/nsid.conf: every default" test ! -e /etc/nsid.conf
 check "nsid-nss-query is beside nsid-idmapd" test -x "${DM_BIN%/*}/nsid-nss-query"
 DM_SOCK=/run/nsid/idmapd.sock

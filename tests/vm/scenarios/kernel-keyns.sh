@@ -271,8 +271,8 @@ nsid_part() { # stock|patched
   local ph=$1 h c1 c2 h1 c11 c21 h2 inv st js
   check "$ph/nsid: rpc.idmapd stopped (host, c1, c2)" rpcidmapd_all stop
   # the packaged rule, with the helper's log lines kept for this run
-  sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmapd/nsid-idmap --log-file=$LOGS/nsid-idmap-$ph.log|" \
-    "$LAB_SRC/idmapd/nsid-idmap.conf.in" > "$NSID_RULE"
+  sed "s|@NSID_IDMAP_PATH@|$LAB_BUILD/idmap/nsid-idmap --log-file=$LOGS/nsid-idmap-$ph.log|" \
+    "$LAB_SRC/idmap/nsid-idmap.conf.in" > "$NSID_RULE"
   DM_SOCK=/run/nsid/idmapd.sock
   "$DM_BIN" -f </dev/null >/dev/null 2>>"$LOGS/nsid-idmapd-$ph.log" &
   DM_PID=$!
