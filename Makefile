@@ -31,13 +31,14 @@ build: build-deps $(BUILD)/CMakeCache.txt
 
 # Every tier: unit, integration (real namespaces and keyrings), fuzz corpus replay,
 # the same unit+integration tiers under ASan+UBSan, and the qemu kernel lab (label vm).
-# Not the lab on the whole patched kernel (label kernel-full): that is `make kernel-full`.
+# Not the lab on the whole patched kernel (label kernel-full): that is `make kernel-full`;
+# not the second kernel of kernel-independent scenarios (label vm-extra): `make test-vm`.
 test: deps
 	$(MAKE) build
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DNSID_SANITIZE=ON -DNSID_VM_TESTS=OFF >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -LE 'vm|valgrind|nosan' -j $(JOBS)
-	ctest --test-dir $(BUILD) --output-on-failure -LE kernel-full -j 2
+	ctest --test-dir $(BUILD) --output-on-failure -LE 'kernel-full|vm-extra' -j 2
 
 test-unit: deps
 	$(MAKE) build

@@ -1,5 +1,6 @@
 #!/bin/bash
-# lab-test: 6.12 6.1
+# lab-test: 6.1
+# lab-test-extra: 6.12
 # lab-needs: prometheus prometheus-node-exporter promtool curl
 # lab-cost: 120
 # metrics-prometheus (issue #31): nsid's metrics as an operator collects them, with Debian's

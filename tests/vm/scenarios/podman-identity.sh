@@ -1,5 +1,6 @@
 #!/bin/bash
-# lab-test: 6.1 6.12
+# lab-test: 6.1
+# lab-test-extra: 6.12
 # lab-cost: 250
 # lab-timeout: 900
 # lab-needs: podman crun conmon

@@ -31,11 +31,11 @@ grep -q "not ok 2 - this check fails on purpose" "$out/console.log"; ok $? "the 
 
 out="$build/vm-lab/runs/selftest-hangs-$kernel"
 t0=$(date +%s)
-err=$("$runner" "$here/hangs.sh" "$kernel" --build "$build" --out "$out" --timeout 45 2>&1 >/dev/null); rc=$?
+err=$("$runner" "$here/hangs.sh" "$kernel" --build "$build" --out "$out" --timeout 25 2>&1 >/dev/null); rc=$?
 secs=$(( $(date +%s) - t0 ))
 ok $([ "$rc" = 1 ]; echo $?) "a hung guest makes lab-run exit 1 (got $rc)"
-echo "$err" | grep -q "guest hung: killed after 45s"; ok $? "the hang is reported as such"
-ok $([ "$secs" -le 60 ]; echo $?) "the hung guest was killed in time (${secs}s for a 45 s limit)"
+echo "$err" | grep -q "guest hung: killed after 25s"; ok $? "the hang is reported as such"
+ok $([ "$secs" -le 40 ]; echo $?) "the hung guest was killed in time (${secs}s for a 25 s limit)"
 test -s "$out/console.log"; ok $? "the hung guest's console log is kept"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
