@@ -122,7 +122,7 @@ static void reply_error(dm_client *c, int error, const char *msg) {
         reply(c, line, (size_t) n);
 }
 
-void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached) {
+void dm_ctl_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl) {
         dm_client *c = p->client;
         char line[700], esc[4 * DM_NAME_MAX + 1], v[DM_NAME_MAX];
         int n;
@@ -434,9 +434,9 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                 q.id = rq.id;
                 memcpy(q.name, rq.name, sizeof(q.name));
                 ns->stats.ctl_lookups++;
-                dm_pending t = { .origin = DM_ORIGIN_CTL, .client = c };
+                dm_pending t = { .complete = dm_ctl_answer, .client = c };
                 c->busy = true;
-                (void) dm_request(ns, &q, &t, NULL, NULL);
+                (void) dm_request(ns, &q, &t);
                 return;
         }
         default:

@@ -443,7 +443,7 @@ static bool refused_owner_request(const unsigned char *buf, nsid_idmap_request *
 
 void dm_pipe_readable(dm_pipe *p) {
         unsigned char buf[NSID_IDMAP_MSG_SIZE + 1];
-        dm_pending t = { .origin = DM_ORIGIN_PIPE, .pipe = p };
+        dm_pending t = { .complete = dm_pipe_answer, .pipe = p };
         dm_query q;
         ssize_t n;
         int r;
@@ -473,7 +473,7 @@ void dm_pipe_readable(dm_pipe *p) {
                                                  : NSID_IDMAP_KEY_GID };
                 snprintf(q.name, sizeof(q.name), "%s", DM_UNKNOWN_OWNER);
                 p->busy = true;
-                if (dm_request(p->ns, &q, &t, NULL, NULL) == 0 && p->busy) {
+                if (dm_request(p->ns, &q, &t) == 0 && p->busy) {
                         p->masked = true;
                         (void) dm_epoll_mod(p->fd, 0, &p->tag);
                 }
@@ -502,13 +502,14 @@ void dm_pipe_readable(dm_pipe *p) {
         p->busy = true;
         /* answered at once (cache, or memory): the pipe was never masked; queued to the
          * resolver: masked until the answer (one outstanding request per pipe) */
-        if (dm_request(p->ns, &q, &t, NULL, NULL) == 0 && p->busy) {
+        if (dm_request(p->ns, &q, &t) == 0 && p->busy) {
                 p->masked = true;
                 (void) dm_epoll_mod(p->fd, 0, &p->tag);
         }
 }
 
-void dm_pipe_answer(dm_pending *pd, const dm_answer *a) {
+void dm_pipe_answer(dm_pending *pd, const dm_answer *a, bool cached, uint32_t ttl) {
+        (void) cached, (void) ttl; /* the NFS client keeps no answer: nothing to tell it */
         dm_pipe *p = pd->pipe;
         nsid_idmap_msg m;
         int r;
@@ -544,7 +545,7 @@ done:
 /* One request of a channel: 1 if one was read, 0 if none is queued. */
 static int channel_request(dm_ns *ns, int which) {
         char buf[NSID_NFSD_LINE_MAX + 2];
-        dm_pending t = { .origin = DM_ORIGIN_CHANNEL, .channel = which };
+        dm_pending t = { .complete = dm_channel_answer, .channel = which };
         dm_query q = { .view = ns->channel_view };
         ssize_t n;
         int r;
@@ -586,11 +587,11 @@ static int channel_request(dm_ns *ns, int which) {
                 if (q.id == UINT32_MAX) {
                         dm_answer neg = { .error = -ENOENT };
                         t.ns = ns;
-                        dm_channel_answer(&t, &neg);
+                        dm_channel_answer(&t, &neg, false, 0);
                         return 1;
                 }
         }
-        (void) dm_request(ns, &q, &t, NULL, NULL);
+        (void) dm_request(ns, &q, &t);
         return 1;
 }
 
@@ -602,7 +603,8 @@ void dm_channel_readable(dm_ns *ns, int which) {
                 ;
 }
 
-void dm_channel_answer(dm_pending *pd, const dm_answer *a) {
+void dm_channel_answer(dm_pending *pd, const dm_answer *a, bool cached, uint32_t cache_ttl) {
+        (void) cached, (void) cache_ttl; /* knfsd's entry has its own expiry, set below */
         dm_ns *ns = pd->ns;
         char line[NSID_NFSD_LINE_MAX];
         int which = pd->channel;

@@ -89,17 +89,7 @@ static void classify(dm_ns *ns, const nsid_netns_info *info) {
 }
 
 static void pending_complete(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl) {
-        switch (p->origin) {
-        case DM_ORIGIN_PIPE:
-                dm_pipe_answer(p, a);
-                break;
-        case DM_ORIGIN_CHANNEL:
-                dm_channel_answer(p, a);
-                break;
-        case DM_ORIGIN_CTL:
-                dm_ctl_answer(p, a, ttl, cached);
-                break;
-        }
+        p->complete(p, a, cached, ttl);
 }
 
 void dm_stats_record(dm_ns *ns, int64_t start_us, int error) {
@@ -141,8 +131,8 @@ static void recheck_host_context(dm_ns *ns) {
                dropped);
 }
 
-int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused_ret,
-               uint32_t *unused_ttl) {
+int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl) {
+        dm_pending t = *tmpl;
         dm_answer a;
         uint32_t ttl;
         int64_t now = dm_now_us();
@@ -151,12 +141,12 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
         recheck_host_context(ns);
         ns->stats.requests++;
         ns->last_request_us = now;
-        tmpl->ns = ns;
-        tmpl->q = *q;
-        tmpl->start_us = now;
+        t.ns = ns;
+        t.q = *q;
+        t.start_us = now;
         if (dm_cache_get(ns->cache, q, now, &a, &ttl) == 1) {
                 ns->stats.hits++;
-                pending_complete(tmpl, &a, true, ttl);
+                pending_complete(&t, &a, true, ttl);
                 dm_stats_record(ns, now, a.error);
                 return 1;
         }
@@ -165,7 +155,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
                 ns->stats.resolved[DM_SRC_FILES]++; /* (the loaded files, in this thread) */
                 ttl = a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
                 dm_cache_put(ns->cache, q, &a, now + (int64_t) ttl * 1000000);
-                pending_complete(tmpl, &a, false, ttl);
+                pending_complete(&t, &a, false, ttl);
                 dm_stats_record(ns, now, a.error);
                 return 1;
         }
@@ -179,7 +169,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
                 r = -ENOMEM;
                 goto fail;
         }
-        *p = *tmpl;
+        *p = t;
         p->seq = ++next_seq;
         p->deadline_us = now + (int64_t) dm_cfg.request_timeout_ms * 1000;
         r = dm_resolver_submit(ns->resolver, p->seq, q);
@@ -192,7 +182,7 @@ int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *unused
         return 0;
 fail:
         a = (dm_answer) { .error = r };
-        pending_complete(tmpl, &a, false, 0);
+        pending_complete(&t, &a, false, 0);
         dm_stats_record(ns, now, r);
         return r;
 }
@@ -294,13 +284,13 @@ void dm_pending_expire(int64_t now_us) {
 void dm_pending_drop_client(dm_client *c) {
         for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
                 for (dm_pending *p = ns->pending; p; p = p->next)
-                        if (p->origin == DM_ORIGIN_CTL && p->client == c)
+                        if (p->client == c) /* only the control socket's requests have one */
                                 p->client = NULL;
 }
 
 void dm_pending_drop_pipe(dm_pipe *pp) {
         for (dm_pending *p = pp->ns->pending; p; p = p->next)
-                if (p->origin == DM_ORIGIN_PIPE && p->pipe == pp)
+                if (p->pipe == pp) /* only a pipe's requests have one */
                         p->pipe = NULL;
 }
 

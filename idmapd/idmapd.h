@@ -100,29 +100,28 @@ typedef struct dm_ns dm_ns;
 typedef struct dm_pipe dm_pipe;
 typedef struct dm_client dm_client;
 
-/* Where a pending request came from, to answer it when the resolution is done. */
-typedef enum dm_origin {
-        DM_ORIGIN_PIPE,
-        DM_ORIGIN_CHANNEL,
-        DM_ORIGIN_CTL,
-} dm_origin;
+typedef struct dm_pending dm_pending;
+/* How a request is answered once resolved, by the part that received it (the idmap pipe,
+ * knfsd's channel, the control socket): cached says the answer came from the cache, ttl is
+ * how long it stays there (0 for a failure). */
+typedef void (*dm_complete_fn)(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl);
 
-typedef struct dm_pending {
+struct dm_pending {
         struct dm_pending *next;
         uint64_t seq;
         dm_ns *ns;
         dm_query q;
-        dm_origin origin;
+        dm_complete_fn complete;
         int64_t start_us, deadline_us;
-        /* PIPE */
+        /* from an idmap pipe (dm_pipe_answer) */
         dm_pipe *pipe;
         nsid_idmap_request pipe_req;
-        /* CHANNEL */
+        /* from knfsd's channel (dm_channel_answer) */
         int channel;          /* nsid_nfsd_channel */
         nsid_nfsd_request chan_req;
-        /* CTL */
+        /* from the control socket (dm_ctl_answer) */
         dm_client *client;
-} dm_pending;
+};
 
 /* The resolver side of a namespace (runs in its own thread; see idmapd-resolve.c). */
 typedef struct dm_resolver dm_resolver;
@@ -284,8 +283,8 @@ void dm_pipe_readable(dm_pipe *p);
 /* Open the idmap pipes of NFS clients made since the last look (inotify may lag behind). */
 void dm_kernel_sync_pipes(dm_ns *ns);
 void dm_channel_readable(dm_ns *ns, int which);
-void dm_pipe_answer(dm_pending *p, const dm_answer *a);
-void dm_channel_answer(dm_pending *p, const dm_answer *a);
+void dm_pipe_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl);
+void dm_channel_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl);
 void dm_keys_schedule_invalidate(dm_ns *ns, const dm_query *q);
 void dm_keys_run(int64_t now_us);
 /* KEYCTL_CLEAR of .id_resolver where keys are isolated (a kernel without tagging): at start,
@@ -308,9 +307,11 @@ int dm_ns_register_pid(pid_t pid, dm_ns **ret);
 /* A container netns got an idmap pipe: its database is loaded in the background. */
 void dm_ns_preload(dm_ns *ns);
 void dm_ns_free_all(void);
-/* Start a request: answered from the cache at once (returns 1 and fills *ret), or queued to
- * the resolver (returns 0; the pending record is answered later), or -errno. */
-int dm_request(dm_ns *ns, const dm_query *q, dm_pending *tmpl, dm_answer *ret, uint32_t *ret_ttl);
+/* Start a request. tmpl says who asked and how to answer (its complete function, called
+ * exactly once): answered at once from the cache or the loaded files (returns 1), queued to
+ * the resolver (returns 0; a copy of tmpl is completed later), or failed and answered with
+ * the error (-errno). */
+int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl);
 void dm_result_ready(void);
 void dm_pending_expire(int64_t now_us);
 int64_t dm_pending_next_deadline_us(void);
@@ -367,7 +368,7 @@ void dm_ctl_client_event(dm_client *c, uint32_t events);
 /* Resume the clients whose pipelined lines waited for a late answer (dm_ctl_answer()):
  * the main loop calls it after each round of work, when no namespace is in use. */
 void dm_ctl_resume(void);
-void dm_ctl_answer(dm_pending *p, const dm_answer *a, uint32_t ttl, bool cached);
+void dm_ctl_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl);
 void dm_ctl_close_all(void);
 int dm_status_client(const char *path, bool json, bool legend);
 int dm_ctl_command(const char *path, const char *request);
