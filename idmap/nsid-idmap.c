@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,30 @@ static void set_timeout(idmap_opts *o, const char *arg, const char **bad_timeout
                 o->timeout = (unsigned) v;
 }
 
-int main(int argc, char **argv) {
+/* What the command line asks. */
+typedef struct args {
+        idmap_opts o;
+        const char *log_file, *name, *bad_timeout;
+        bool clear, domain, list, inval_uid, inval_gid;
+        bool help, version, quiet;
+        bool usage_error;
+        char bad_option[160]; /* what usage_error is about, when an option's value */
+        int optind;           /* the first operand */
+} args;
+
+static void args_bad(args *a, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void args_bad(args *a, const char *format, ...) {
+        va_list ap;
+
+        a->usage_error = true;
+        va_start(ap, format);
+        vsnprintf(a->bad_option, sizeof(a->bad_option), format, ap);
+        va_end(ap);
+}
+
+/* The command line into *a. Errors are recorded there, not reported: an upcall with bad
+ * arguments still has its key to reject, which run_upcall() does. */
+static void parse_argv(int argc, char **argv, args *a) {
         static const struct option longopts[] = {
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -149,26 +173,8 @@ int main(int argc, char **argv) {
                   OPT_TEST_REQUESTER_PID_FILE },
                 {}
         };
-        idmap_opts o = {
-                .timeout = IDMAP_DEFAULT_TIMEOUT,
-                .idmapd_conf = IDMAP_DEFAULT_CONF,
-                .nsid_conf = NSID_SYSCONF_FILE,
-                .keyring = IDMAP_DEFAULT_KEYRING,
-                .dns_total_ms = DNS_DEFAULT_TOTAL_MS,
-                .max_seconds = IDMAP_MAX_SECONDS,
-                .daemon_socket = NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME,
-                .daemon_timeout_ms = IDMAP_DAEMON_TIMEOUT_MS,
-        };
-        const char *prog, *log_file = NULL, *name = NULL, *bad_timeout = NULL;
-        bool clear = false, domain = false, list = false, inval_uid = false, inval_gid = false;
-        bool usage_error = false, quiet = false;
-        char bad_option[160] = ""; /* what usage_error is about, when an option's value */
-        int c, r;
+        int c;
         uint64_t v;
-
-        if (std_fds_ensure() < 0)
-                _exit(1);
-        prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
         /* The arguments of the rules this package installs, "-t 600 %k %d" and "dns %k", the
          * same for every upcall: taken as getopt_long() takes them (-t and its value; the
@@ -177,169 +183,152 @@ int main(int argc, char **argv) {
          * upcall costs where exec'd code is translated afresh every time (qemu TCG;
          * doc/benchmarks.md).
          * Anything else goes through getopt_long(). */
-        bool rule_form = false;
         if (argc == 5 && strcmp(argv[1], "-t") == 0 && !is_option(argv[3])) {
-                set_timeout(&o, argv[2], &bad_timeout);
-                optind = 3;
-                rule_form = true;
-        } else if (argc == 3 && !is_option(argv[1])) {
-                optind = 1;
-                rule_form = true;
+                set_timeout(&a->o, argv[2], &a->bad_timeout);
+                a->optind = 3;
+                return;
         }
-        while (!rule_form &&
-               (c = getopt_long(argc, argv, "vqt:cdlu:g:r:h", longopts, NULL)) != -1) {
+        if (argc == 3 && !is_option(argv[1])) {
+                a->optind = 1;
+                return;
+        }
+        while ((c = getopt_long(argc, argv, "vqt:cdlu:g:r:h", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'v':
-                        o.verbose++;
+                        a->o.verbose++;
                         break;
                 case 'q':
-                        quiet = true;
+                        a->quiet = true;
                         break;
                 case OPT_JSON:
-                        o.json = true;
+                        a->o.json = true;
                         break;
                 case OPT_NO_LEGEND:
-                        o.no_legend = true;
+                        a->o.no_legend = true;
                         break;
                 case 't':
-                        set_timeout(&o, optarg, &bad_timeout);
+                        set_timeout(&a->o, optarg, &a->bad_timeout);
                         break;
                 case 'c':
-                        clear = true;
+                        a->clear = true;
                         break;
                 case 'd':
-                        domain = true;
+                        a->domain = true;
                         break;
                 case 'l':
-                        list = true;
+                        a->list = true;
                         break;
                 case 'u':
-                        name = optarg, inval_uid = true, inval_gid = false;
+                        a->name = optarg, a->inval_uid = true, a->inval_gid = false;
                         break;
                 case 'g':
-                        name = optarg, inval_gid = true, inval_uid = false;
+                        a->name = optarg, a->inval_gid = true, a->inval_uid = false;
                         break;
                 case 'r':
-                        name = optarg, inval_uid = inval_gid = true;
+                        a->name = optarg, a->inval_uid = a->inval_gid = true;
                         break;
                 case 'h':
-                        help(prog);
-                        return 0;
+                        a->help = true;
+                        return;
                 case OPT_VERSION:
-                        printf("%s %s\n", prog, NSID_VERSION);
-                        return 0;
+                        a->version = true;
+                        return;
                 case OPT_IDMAPD_CONF:
-                        o.idmapd_conf = optarg;
+                        a->o.idmapd_conf = optarg;
                         break;
                 case OPT_CONFIG:
-                        o.nsid_conf = optarg;
+                        a->o.nsid_conf = optarg;
                         break;
                 case OPT_KEYRING:
-                        o.keyring = optarg;
+                        a->o.keyring = optarg;
                         break;
                 case OPT_LOG_FILE:
-                        log_file = optarg;
+                        a->log_file = optarg;
                         break;
                 case OPT_DNS_TIMEOUT:
-                        if (parse_uint_strict(optarg, 60000, &v) < 0 || v < 100) {
-                                usage_error = true;
-                                snprintf(bad_option, sizeof(bad_option),
-                                         "--dns-timeout=%.64s: expected milliseconds 100..60000",
-                                         optarg);
-                        }
+                        if (parse_uint_strict(optarg, 60000, &v) < 0 || v < 100)
+                                args_bad(a, "--dns-timeout=%.64s: expected milliseconds "
+                                         "100..60000", optarg);
                         else
-                                o.dns_total_ms = (unsigned) v;
+                                a->o.dns_total_ms = (unsigned) v;
                         break;
                 case OPT_MAX_TIME:
-                        if (parse_uint_strict(optarg, 3600, &v) < 0 || v < 1) {
-                                usage_error = true;
-                                snprintf(bad_option, sizeof(bad_option),
-                                         "--max-time=%.64s: expected seconds 1..3600", optarg);
-                        }
+                        if (parse_uint_strict(optarg, 3600, &v) < 0 || v < 1)
+                                args_bad(a, "--max-time=%.64s: expected seconds 1..3600", optarg);
                         else
-                                o.max_seconds = (unsigned) v;
+                                a->o.max_seconds = (unsigned) v;
                         break;
                 case OPT_DAEMON_SOCKET:
-                        o.daemon_socket = optarg;
+                        a->o.daemon_socket = optarg;
                         break;
                 case OPT_DAEMON_TIMEOUT:
-                        if (parse_uint_strict(optarg, 10000, &v) < 0) {
-                                usage_error = true;
-                                snprintf(bad_option, sizeof(bad_option),
-                                         "--daemon-timeout=%.64s: expected milliseconds "
-                                         "0..10000",
-                                         optarg);
-                        }
+                        if (parse_uint_strict(optarg, 10000, &v) < 0)
+                                args_bad(a, "--daemon-timeout=%.64s: expected milliseconds "
+                                         "0..10000", optarg);
                         else
-                                o.daemon_timeout_ms = (unsigned) v;
+                                a->o.daemon_timeout_ms = (unsigned) v;
                         break;
                 case OPT_TEST_PREFIX:
-                        o.test_prefix = optarg;
+                        a->o.test_prefix = optarg;
                         break;
                 case OPT_TEST_REQUESTER_PID_FILE:
                         requester_test_pid_file = optarg;
                         break;
                 default:
-                        usage_error = true;
+                        a->usage_error = true;
                         break;
                 }
         }
+        a->optind = optind;
+        if (requester_test_pid_file && !a->o.test_prefix)
+                a->usage_error = true; /* a test seam only in test mode */
+}
 
-        if (requester_test_pid_file && !o.test_prefix)
-                usage_error = true; /* a test seam only in test mode */
-        bool admin = clear || domain || list || name;
-        bool is_dns = !admin && optind < argc && strcmp(argv[optind], "dns") == 0;
+static bool is_admin(const args *a) {
+        return a->clear || a->domain || a->list || a->name;
+}
 
-        /* Admin commands talk to a terminal or a script; upcalls log to syslog unless -v or
-         * a terminal. */
-        log_setup(prog, admin || o.verbose > 0 || isatty(STDERR_FILENO), log_file,
-                  o.verbose > 1 ? LOG_DEBUG : quiet ? LOG_ERR : LOG_INFO);
-        nsid_log_set_handler(library_log, NULL);
-        nsid_log_set_max_priority(o.verbose > 1 ? LOG_DEBUG : LOG_WARNING);
+/* nfsidmap's administrative commands (-c, -d, -l, -u, -g, -r): a terminal or a script. */
+static int run_admin(const char *prog, const args *a, int argc, char **argv) {
+        char why[256] = "";
+        int r;
 
-        if (admin) {
-                char why[256] = "";
-                if (bad_timeout)
-                        snprintf(why, sizeof(why), "invalid timeout \"%.64s\": expected seconds "
-                                 "0..2147483647", bad_timeout);
-                else if (bad_option[0])
-                        snprintf(why, sizeof(why), "invalid %s", bad_option);
-                else if (optind != argc)
-                        snprintf(why, sizeof(why), "unexpected argument \"%.64s\" with -c, -d, "
-                                 "-l, -u, -g or -r", argv[optind]);
-                else if ((clear + domain + list + (name != NULL)) != 1)
-                        snprintf(why, sizeof(why), "one of -c, -d, -l, -u, -g, -r at a time");
-                else if (o.json && !list && !domain)
-                        snprintf(why, sizeof(why), "--json applies to -l and -d only");
-                else if (o.no_legend && !list)
-                        snprintf(why, sizeof(why), "--no-legend applies to -l only");
-                if (usage_error || why[0])
-                        return usage_fail(prog, why);
-        }
-        /* Not an upcall either: the kernel always passes a key (and its description) */
-        if (!admin && optind == argc)
-                return usage_fail(prog, usage_error ? NULL : "expected KEY DESC (an upcall from "
-                                  "request-key), \"dns KEY\", or one of -c, -d, -l, -u, -g, -r");
-        if (!admin && (o.json || o.no_legend) && !usage_error) {
-                usage_error = true; /* an upcall: its key is still rejected below */
-                snprintf(bad_option, sizeof(bad_option), "%s: for -l and -d only",
-                         o.json ? "--json" : "--no-legend");
-        }
-        if (admin) {
-                /* Privileges (see nsid-idmap(8), SECURITY): -c/-u/-g/-r need CAP_SYS_ADMIN
-                 * (the kernel lets root clear .id_resolver and invalidate its keys); -l and
-                 * -d need none. */
-                r = caps_keep(clear || name ? CAPBIT(CAP_SYS_ADMIN) : 0);
-                if (r < 0)
-                        logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
-                if (domain)
-                        return idmap_admin_domain(&o);
-                if (list)
-                        return idmap_admin_list(&o);
-                if (clear)
-                        return idmap_admin_clear(&o);
-                return idmap_admin_invalidate(&o, name, inval_uid, inval_gid);
-        }
+        if (a->bad_timeout)
+                snprintf(why, sizeof(why), "invalid timeout \"%.64s\": expected seconds "
+                         "0..2147483647", a->bad_timeout);
+        else if (a->bad_option[0])
+                snprintf(why, sizeof(why), "invalid %s", a->bad_option);
+        else if (a->optind != argc)
+                snprintf(why, sizeof(why), "unexpected argument \"%.64s\" with -c, -d, -l, -u, "
+                         "-g or -r", argv[a->optind]);
+        else if ((a->clear + a->domain + a->list + (a->name != NULL)) != 1)
+                snprintf(why, sizeof(why), "one of -c, -d, -l, -u, -g, -r at a time");
+        else if (a->o.json && !a->list && !a->domain)
+                snprintf(why, sizeof(why), "--json applies to -l and -d only");
+        else if (a->o.no_legend && !a->list)
+                snprintf(why, sizeof(why), "--no-legend applies to -l only");
+        if (a->usage_error || why[0])
+                return usage_fail(prog, why);
+
+        /* Privileges (see nsid-idmap(8), SECURITY): -c/-u/-g/-r need CAP_SYS_ADMIN (the
+         * kernel lets root clear .id_resolver and invalidate its keys); -l and -d need none. */
+        r = caps_keep(a->clear || a->name ? CAPBIT(CAP_SYS_ADMIN) : 0);
+        if (r < 0)
+                logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
+        if (a->domain)
+                return idmap_admin_domain(&a->o);
+        if (a->list)
+                return idmap_admin_list(&a->o);
+        if (a->clear)
+                return idmap_admin_clear(&a->o);
+        return idmap_admin_invalidate(&a->o, a->name, a->inval_uid, a->inval_gid);
+}
+
+/* An upcall from request-key: "KEY DESC" (id_resolver) or "dns KEY". Every path ends the
+ * request, even with bad arguments when the key serial is there. */
+static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
+        int optind = a->optind;
+        int r;
 
         /* Upcalls: requester discovery opens /proc/keys as nobody (CAP_SETUID, dropped right
          * after) and reads /proc/PID/ns of any process (CAP_SYS_PTRACE);
@@ -354,8 +343,8 @@ int main(int argc, char **argv) {
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 
-        if (is_dns) {
-                if (usage_error || argc - optind != 2) {
+        if (strcmp(argv[optind], "dns") == 0) {
+                if (a->usage_error || argc - optind != 2) {
                         logmsg(LOG_ERR, "dns: bad arguments; expected \"dns <key serial>\" "
                                "(request-key rule: \"%s dns %%k\")", prog);
                         key_serial_t k;
@@ -363,16 +352,16 @@ int main(int argc, char **argv) {
                                 key_reject(k, 1, EKEYREJECTED);
                         return 2;
                 }
-                return upcall_exit(dns_upcall(&o, argv[optind + 1]));
+                return upcall_exit(dns_upcall(&a->o, argv[optind + 1]));
         }
 
-        if (usage_error || bad_timeout || argc - optind != 2) {
+        if (a->usage_error || a->bad_timeout || argc - optind != 2) {
                 key_serial_t k;
-                if (bad_timeout)
+                if (a->bad_timeout)
                         logmsg(LOG_ERR, "invalid timeout \"%s\": expected seconds 0..2147483647",
-                               bad_timeout);
-                else if (bad_option[0])
-                        logmsg(LOG_ERR, "invalid %s", bad_option);
+                               a->bad_timeout);
+                else if (a->bad_option[0])
+                        logmsg(LOG_ERR, "invalid %s", a->bad_option);
                 else
                         logmsg(LOG_ERR, "Bad arg count. Check /etc/request-key.conf: expected "
                                "\"%s [-v] [-t timeout] %%k %%d\"", prog);
@@ -381,5 +370,53 @@ int main(int argc, char **argv) {
                         key_reject(k, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
                 return 2;
         }
-        return upcall_exit(idmap_upcall(&o, argv[optind], argv[optind + 1]));
+        return upcall_exit(idmap_upcall(&a->o, argv[optind], argv[optind + 1]));
+}
+
+int main(int argc, char **argv) {
+        args a = {
+                .o = {
+                        .timeout = IDMAP_DEFAULT_TIMEOUT,
+                        .idmapd_conf = IDMAP_DEFAULT_CONF,
+                        .nsid_conf = NSID_SYSCONF_FILE,
+                        .keyring = IDMAP_DEFAULT_KEYRING,
+                        .dns_total_ms = DNS_DEFAULT_TOTAL_MS,
+                        .max_seconds = IDMAP_MAX_SECONDS,
+                        .daemon_socket = NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME,
+                        .daemon_timeout_ms = IDMAP_DAEMON_TIMEOUT_MS,
+                },
+        };
+        const char *prog;
+        bool admin;
+
+        if (std_fds_ensure() < 0)
+                _exit(1);
+        prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+        parse_argv(argc, argv, &a);
+        if (a.help) {
+                help(prog);
+                return 0;
+        }
+        if (a.version) {
+                printf("%s %s\n", prog, NSID_VERSION);
+                return 0;
+        }
+        admin = is_admin(&a);
+        /* Admin commands talk to a terminal or a script; upcalls log to syslog unless -v or
+         * a terminal. */
+        log_setup(prog, admin || a.o.verbose > 0 || isatty(STDERR_FILENO), a.log_file,
+                  a.o.verbose > 1 ? LOG_DEBUG : a.quiet ? LOG_ERR : LOG_INFO);
+        nsid_log_set_handler(library_log, NULL);
+        nsid_log_set_max_priority(a.o.verbose > 1 ? LOG_DEBUG : LOG_WARNING);
+
+        if (admin)
+                return run_admin(prog, &a, argc, argv);
+        /* Not an upcall either: the kernel always passes a key (and its description) */
+        if (a.optind == argc)
+                return usage_fail(prog, a.usage_error ? NULL : "expected KEY DESC (an upcall "
+                                  "from request-key), \"dns KEY\", or one of -c, -d, -l, -u, -g, -r");
+        if ((a.o.json || a.o.no_legend) && !a.usage_error) /* an upcall: its key is still rejected */
+                args_bad(&a, "%s: for -l and -d only", a.o.json ? "--json" : "--no-legend");
+        return run_upcall(prog, &a, argc, argv);
 }
