@@ -370,7 +370,16 @@ static void help(void) {
                NSID_SYSCONF_FILE, NSID_RUN_DIR, NSID_CTL_SOCKET_NAME);
 }
 
-int main(int argc, char **argv) {
+/* ---- the command line ---- */
+
+typedef struct args {
+        bool status, json, legend;
+        const char *ctl;
+} args;
+
+/* The options into *a and the daemon's settings. Returns -1 to go on, or the exit status
+ * (0 after --help or --version, 2 for a usage error, reported). */
+static int parse_argv(int argc, char **argv, args *a) {
         enum { OPT_VERSION = 0x100, OPT_CONFIG, OPT_SOCKET, OPT_STATUS, OPT_JSON, OPT_CTL,
                OPT_IDMAPD_CONF, OPT_NO_LEGEND };
         static const struct option longopts[] = {
@@ -388,12 +397,9 @@ int main(int argc, char **argv) {
                 { "ctl", required_argument, NULL, OPT_CTL },
                 {}
         };
-        bool status = false, json = false, legend = true;
-        const char *ctl = NULL;
-        int c, r;
+        int c;
 
-        if (std_fds_ensure() < 0)
-                return 1;
+        *a = (args) { .legend = true };
         while ((c = getopt_long(argc, argv, "fvqh", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'f':
@@ -406,7 +412,7 @@ int main(int argc, char **argv) {
                         max_priority = LOG_WARNING;
                         break;
                 case OPT_NO_LEGEND:
-                        legend = false;
+                        a->legend = false;
                         break;
                 case 'h':
                         help();
@@ -426,13 +432,13 @@ int main(int argc, char **argv) {
                         snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", optarg);
                         break;
                 case OPT_STATUS:
-                        status = true;
+                        a->status = true;
                         break;
                 case OPT_JSON:
-                        json = true;
+                        a->json = true;
                         break;
                 case OPT_CTL:
-                        ctl = optarg;
+                        a->ctl = optarg;
                         break;
                 default:
                         return usage_fail(NULL); /* (getopt named the option) */
@@ -443,19 +449,38 @@ int main(int argc, char **argv) {
                 snprintf(why, sizeof(why), "unexpected argument \"%.64s\"", argv[optind]);
                 return usage_fail(why);
         }
-        if (status + (ctl != NULL) > 1)
+        if (a->status + (a->ctl != NULL) > 1)
                 return usage_fail("--status and --ctl: one at a time");
-        if ((json || !legend) && !status)
-                return usage_fail(json ? "--json applies to --status only"
-                                       : "--no-legend applies to --status only");
-        if (json && !legend)
+        if ((a->json || !a->legend) && !a->status)
+                return usage_fail(a->json ? "--json applies to --status only"
+                                          : "--no-legend applies to --status only");
+        if (a->json && !a->legend)
                 return usage_fail("--json and --no-legend: one at a time");
+        return -1;
+}
+
+/* --status and --ctl: a client of the running daemon */
+static int run_client(const args *a) {
         const char *sock = dm_cfg.socket_path[0] ? dm_cfg.socket_path
                                                  : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME;
-        if (status)
-                return dm_status_client(sock, json, legend);
-        if (ctl)
-                return dm_ctl_command(sock, ctl);
+        return a->status ? dm_status_client(sock, a->json, a->legend) : dm_ctl_command(sock, a->ctl);
+}
+
+/* ---- the daemon ---- */
+
+/* The event loop's own descriptors. */
+typedef struct loop {
+        int sfd; /* signals */
+        int tfd; /* the 100 ms tick: rescans, idle namespaces */
+        int lfd; /* the control socket */
+        bool running;
+} loop;
+
+/* Everything before the first event: logging, capabilities, configuration, signals, the
+ * load server (before any thread), the descriptors, OpenSSL's and the resolvers' global
+ * set-up, the control socket, the first scan. 0, or -1 (logged). */
+static int daemon_setup(loop *l) {
+        int r;
 
         /* Connected now (LOG_NDELAY) and the time zone read now: nothing resolves /dev/log or
          * /etc/localtime later, when a thread's worker may stand in a container's root
@@ -470,10 +495,10 @@ int main(int argc, char **argv) {
         r = drop_capabilities();
         if (r < 0) {
                 dm_log(LOG_ERR, NULL, "cannot drop capabilities: %s", strerror(-r));
-                return 1;
+                return -1;
         }
         if (load_config() < 0)
-                return 1;
+                return -1;
         raise_nofile();
 
         /* signals through a signalfd; SIGCHLD stays default (the library's workers reap
@@ -490,21 +515,21 @@ int main(int argc, char **argv) {
         if (r < 0)
                 dm_log(LOG_WARNING, NULL, "no load server (%s): context loads fork from the "
                        "daemon", strerror(-r));
-        int sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
-        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        l->sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+        l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (sfd < 0 || tfd < 0 || epfd < 0 || pipe2(dm_results_fd, O_CLOEXEC) < 0 ||
+        if (l->sfd < 0 || l->tfd < 0 || epfd < 0 || pipe2(dm_results_fd, O_CLOEXEC) < 0 ||
             dm_inotify_fd() < 0) {
                 dm_log(LOG_ERR, NULL, "cannot set up the event loop: %s", strerror(errno));
-                return 1;
+                return -1;
         }
         (void) fcntl(dm_results_fd[0], F_SETFL, O_NONBLOCK);
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
-        timerfd_settime(tfd, 0, &its, NULL);
+        timerfd_settime(l->tfd, 0, &its, NULL);
         static dm_tag t_sig = { .kind = DM_TAG_SIGNAL }, t_timer = { .kind = DM_TAG_TIMER },
                       t_res = { .kind = DM_TAG_RESULTS }, t_ino = { .kind = DM_TAG_INOTIFY };
-        dm_epoll_add(sfd, EPOLLIN, &t_sig);
-        dm_epoll_add(tfd, EPOLLIN, &t_timer);
+        dm_epoll_add(l->sfd, EPOLLIN, &t_sig);
+        dm_epoll_add(l->tfd, EPOLLIN, &t_timer);
         dm_epoll_add(dm_results_fd[0], EPOLLIN, &t_res);
         dm_epoll_add(dm_inotify_fd(), EPOLLIN, &t_ino);
         static dm_tag t_key = { .kind = DM_TAG_KEYTIMER };
@@ -534,10 +559,11 @@ int main(int argc, char **argv) {
         /* answers cached before this daemon served the pipes (nfsidmap's, an earlier run's
          * pipe markers) would reach every namespace */
         dm_keys_clear("nsid-idmapd starts: answers cached before it are dropped");
-        int lfd = dm_ctl_listen(dm_cfg.socket_path);
-        if (lfd < 0) {
-                dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path, strerror(-lfd));
-                return 1;
+        l->lfd = dm_ctl_listen(dm_cfg.socket_path);
+        if (l->lfd < 0) {
+                dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path,
+                       strerror(-l->lfd));
+                return -1;
         }
         watch_netns_dir();
         (void) dm_ns_rescan();
@@ -547,9 +573,94 @@ int main(int argc, char **argv) {
         dm_log(LOG_INFO, NULL, "ready: %zu network namespaces, host domain %s, control socket %s",
                n, dm_host_domain(), dm_cfg.socket_path);
         notify("READY=1\nSTATUS=serving");
+        l->running = true;
+        return 0;
+}
 
-        bool running = true;
-        while (running) {
+/* SIGHUP: the configuration read again (the control socket stays where it is), the caches
+ * flushed, the namespaces scanned again. */
+static void daemon_reload(void) {
+        char keep[256];
+
+        notify("RELOADING=1");
+        dm_log(LOG_INFO, NULL, "SIGHUP: reloading the configuration, flushing caches, rescanning");
+        snprintf(keep, sizeof(keep), "%s", dm_cfg.socket_path);
+        if (load_config() < 0)
+                dm_log(LOG_ERR, NULL, "SIGHUP: keeping the configuration in use");
+        snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
+        dm_resolve_global_reload();
+        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                ns->stats.cache_flushed += dm_cache_flush(ns->cache);
+        watch_netns_dir();
+        (void) dm_ns_rescan();
+        notify("READY=1");
+}
+
+static void on_signals(loop *l) {
+        struct signalfd_siginfo si;
+
+        while (read(l->sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                if (si.ssi_signo == SIGHUP)
+                        daemon_reload();
+                else
+                        l->running = false;
+        }
+}
+
+static void on_tick(loop *l) {
+        uint64_t x;
+        int64_t now;
+
+        (void) !read(l->tfd, &x, sizeof(x));
+        now = dm_now_us();
+        if (dm_rescan_at_us && now >= dm_rescan_at_us) {
+                dm_rescan_at_us = 0;
+                watch_netns_dir();
+                (void) dm_ns_rescan();
+        }
+        dm_ns_periodic(now);
+}
+
+/* One event, to the part of the daemon its tag names. */
+static void dispatch(loop *l, const struct epoll_event *ev) {
+        dm_tag *t = ev->data.ptr;
+        uint64_t x;
+
+        switch (t->kind) {
+        case DM_TAG_SIGNAL:
+                on_signals(l);
+                break;
+        case DM_TAG_TIMER:
+                on_tick(l);
+                break;
+        case DM_TAG_KEYTIMER:
+                (void) !read(dm_key_timer_fd, &x, sizeof(x));
+                dm_keys_run(dm_now_us());
+                break;
+        case DM_TAG_RESULTS:
+                dm_result_ready();
+                break;
+        case DM_TAG_INOTIFY:
+                dm_kernel_inotify_event(dm_inotify_fd());
+                break;
+        case DM_TAG_LISTEN:
+                dm_ctl_accept(l->lfd);
+                break;
+        case DM_TAG_CLIENT:
+                dm_ctl_client_event(t->obj, ev->events);
+                break;
+        case DM_TAG_PIPE:
+                dm_pipe_readable(t->obj);
+                break;
+        case DM_TAG_CHANNEL:
+                dm_channel_readable(t->obj, t->which);
+                break;
+        }
+}
+
+/* Until SIGTERM or SIGINT: events, and the pending requests' deadlines. */
+static void daemon_loop(loop *l) {
+        while (l->running) {
                 struct epoll_event evs[64];
                 int64_t deadline = dm_pending_next_deadline_us(), wait_ms = -1;
                 if (deadline > 0) {
@@ -565,76 +676,15 @@ int main(int argc, char **argv) {
                         dm_log(LOG_ERR, NULL, "epoll_wait: %s", strerror(errno));
                         break;
                 }
-                for (int i = 0; i < k; i++) {
-                        dm_tag *t = evs[i].data.ptr;
-                        switch (t->kind) {
-                        case DM_TAG_SIGNAL: {
-                                struct signalfd_siginfo si;
-                                while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                                        if (si.ssi_signo == SIGHUP) {
-                                                notify("RELOADING=1");
-                                                dm_log(LOG_INFO, NULL, "SIGHUP: reloading the "
-                                                       "configuration, flushing caches, rescanning");
-                                                char keep[256];
-                                                snprintf(keep, sizeof(keep), "%s", dm_cfg.socket_path);
-                                                if (load_config() < 0)
-                                                        dm_log(LOG_ERR, NULL, "SIGHUP: keeping "
-                                                               "the configuration in use");
-                                                snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
-                                                dm_resolve_global_reload();
-                                                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
-                                                        ns->stats.cache_flushed +=
-                                                                dm_cache_flush(ns->cache);
-                                                watch_netns_dir();
-                                                (void) dm_ns_rescan();
-                                                notify("READY=1");
-                                        } else
-                                                running = false;
-                                }
-                                break;
-                        }
-                        case DM_TAG_TIMER: {
-                                uint64_t x;
-                                (void) !read(tfd, &x, sizeof(x));
-                                int64_t now = dm_now_us();
-                                if (dm_rescan_at_us && now >= dm_rescan_at_us) {
-                                        dm_rescan_at_us = 0;
-                                        watch_netns_dir();
-                                        (void) dm_ns_rescan();
-                                }
-                                dm_ns_periodic(now);
-                                break;
-                        }
-                        case DM_TAG_KEYTIMER: {
-                                uint64_t x;
-                                (void) !read(dm_key_timer_fd, &x, sizeof(x));
-                                dm_keys_run(dm_now_us());
-                                break;
-                        }
-                        case DM_TAG_RESULTS:
-                                dm_result_ready();
-                                break;
-                        case DM_TAG_INOTIFY:
-                                dm_kernel_inotify_event(dm_inotify_fd());
-                                break;
-                        case DM_TAG_LISTEN:
-                                dm_ctl_accept(lfd);
-                                break;
-                        case DM_TAG_CLIENT:
-                                dm_ctl_client_event(t->obj, evs[i].events);
-                                break;
-                        case DM_TAG_PIPE:
-                                dm_pipe_readable(t->obj);
-                                break;
-                        case DM_TAG_CHANNEL:
-                                dm_channel_readable(t->obj, t->which);
-                                break;
-                        }
-                }
+                for (int i = 0; i < k; i++)
+                        dispatch(l, &evs[i]);
                 /* clients answered late resume their next lines here, where no namespace
                  * is in use by a caller (a line may rescan and free one) */
                 dm_ctl_resume();
         }
+}
+
+static int daemon_shutdown(loop *l) {
         notify("STOPPING=1");
         dm_log(LOG_INFO, NULL, "exiting");
         dm_ctl_close_all();
@@ -642,7 +692,7 @@ int main(int argc, char **argv) {
         /* nsid-idmap's marker keys send lookups to the pipes, which nobody answers now */
         dm_keys_clear("nsid-idmapd stops: lookups go to the request-key helper again");
         dm_resolver_wait_all(2000); /* a thread stuck on a hung mount is left behind */
-        close(lfd);
+        close(l->lfd);
         (void) unlink(dm_cfg.socket_path);
         if (dm_resolver_live_threads() > 0) {
                 /* exit() would run the libraries' exit handlers (libcrypto's, the C
@@ -656,4 +706,22 @@ int main(int argc, char **argv) {
                 _exit(EXIT_SUCCESS);
         }
         return 0;
+}
+
+int main(int argc, char **argv) {
+        loop l = { .sfd = -1, .tfd = -1, .lfd = -1 };
+        args a;
+        int r;
+
+        if (std_fds_ensure() < 0)
+                return 1;
+        r = parse_argv(argc, argv, &a);
+        if (r >= 0)
+                return r;
+        if (a.status || a.ctl)
+                return run_client(&a);
+        if (daemon_setup(&l) < 0)
+                return 1;
+        daemon_loop(&l);
+        return daemon_shutdown(&l);
 }
