@@ -217,7 +217,16 @@ static bool word_in(const char *list, const char *word) {
         return false;
 }
 
-static int run(int argc, char **argv) {
+/* What the command line says beyond the arg structure (context.c). */
+typedef struct parsed {
+        const char *color_mode;
+        bool used[sizeof(sub_opts) / sizeof(sub_opts[0])]; /* which commands' options */
+        bool want_help;
+} parsed;
+
+/* The options into arg (and *pa), each value checked. Returns -1 to go on, or the exit
+ * status (0 after --version; a usage error, reported). */
+static int parse_argv(int argc, char **argv, parsed *pa) {
         static const struct option opts[] = {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "color", required_argument, NULL, OPT_COLOR },
@@ -254,13 +263,9 @@ static int run(int argc, char **argv) {
                 { "version", no_argument, NULL, OPT_VERSION },
                 {},
         };
-        const char *color_mode = NULL, *cmd = NULL;
-        bool used[sizeof(sub_opts) / sizeof(sub_opts[0])] = {};
-        bool want_help = false;
         long v;
-        int o, ret;
+        int o;
 
-        (void) std_fds_ensure();
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
         arg.registry_path = secure_getenv("NSID_REGISTRY");
         arg.machine_id = secure_getenv("NSID_MACHINE_ID_FILE");
@@ -269,13 +274,13 @@ static int run(int argc, char **argv) {
         while ((o = getopt_long(argc, argv, "vqh", opts, NULL)) >= 0) {
                 for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
                         if (sub_opts[i].opt == o)
-                                used[i] = true;
+                                pa->used[i] = true;
                 switch (o) {
                 case OPT_JSON:
                         arg.json = true;
                         break;
                 case OPT_COLOR:
-                        color_mode = optarg;
+                        pa->color_mode = optarg;
                         break;
                 case OPT_CONFIG:
                         arg.config_path = optarg;
@@ -392,7 +397,7 @@ static int run(int argc, char **argv) {
                         arg.no_legend = true;
                         break;
                 case 'h':
-                        want_help = true;
+                        pa->want_help = true;
                         break;
                 case OPT_VERSION:
                         printf("nsidctl %s\n", NSID_VERSION);
@@ -401,31 +406,7 @@ static int run(int argc, char **argv) {
                         return EXIT_USAGE; /* (getopt named the option) */
                 }
         }
-        if (want_help) {
-                /* `nsidctl CMD --help`: that command's help */
-                if (optind < argc && strcmp(argv[optind], "help") != 0) {
-                        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                                if (strcmp(argv[optind], commands[i].name) == 0) {
-                                        printf("Usage: %s [OPTIONS] %s%s\n%s.\n\n%s", program,
-                                               commands[i].name,
-                                               strcmp(commands[i].name, "host-secret") == 0
-                                                       ? " [show|new|accept]"
-                                                       : "",
-                                               commands[i].summary, commands[i].usage);
-                                        return EXIT_OK;
-                                }
-                        char names[256];
-                        command_names(names, sizeof(names));
-                        errorf("unknown command '%s' (commands: %s)", argv[optind], names);
-                        return EXIT_USAGE;
-                }
-                help();
-                return EXIT_OK;
-        }
-        if (out_color_setup(color_mode) < 0) {
-                errorf("invalid --color '%s': auto, always or never", color_mode);
-                return EXIT_USAGE;
-        }
+        /* an empty value (of the environment, say) is no value */
         if (arg.state_dir && !*arg.state_dir)
                 arg.state_dir = NULL;
         if (arg.registry_path && !*arg.registry_path)
@@ -434,6 +415,65 @@ static int run(int argc, char **argv) {
                 arg.machine_id = NULL;
         if (arg.platform_id && !*arg.platform_id)
                 arg.platform_id = NULL;
+        return -1;
+}
+
+/* --help: the program's, or `nsidctl CMD --help`: that command's */
+static int show_help(int argc, char **argv) {
+        if (optind < argc && strcmp(argv[optind], "help") != 0) {
+                for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                        if (strcmp(argv[optind], commands[i].name) == 0) {
+                                printf("Usage: %s [OPTIONS] %s%s\n%s.\n\n%s", program,
+                                       commands[i].name,
+                                       strcmp(commands[i].name, "host-secret") == 0
+                                               ? " [show|new|accept]"
+                                               : "",
+                                       commands[i].summary, commands[i].usage);
+                                return EXIT_OK;
+                        }
+                char names[256];
+                command_names(names, sizeof(names));
+                errorf("unknown command '%s' (commands: %s)", argv[optind], names);
+                return EXIT_USAGE;
+        }
+        help();
+        return EXIT_OK;
+}
+
+/* Each option given belongs to the command: 0, or -1 (reported). */
+static int check_options_of(const char *cmd, const parsed *pa) {
+        for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
+                if (pa->used[i] && !word_in(sub_opts[i].command, cmd)) {
+                        if (strchr(sub_opts[i].command, ' '))
+                                errorf("%s is an option of these commands: %s", sub_opts[i].name,
+                                       sub_opts[i].command);
+                        else
+                                errorf("%s is an option of '%s %s'", sub_opts[i].name, program,
+                                       sub_opts[i].command);
+                        return -1;
+                }
+        if (arg.pid && arg.netns_path) {
+                errorf("--pid and --netns are exclusive");
+                return -1;
+        }
+        return 0;
+}
+
+static int run(int argc, char **argv) {
+        parsed pa = {};
+        const char *cmd;
+        int ret;
+
+        (void) std_fds_ensure();
+        ret = parse_argv(argc, argv, &pa);
+        if (ret >= 0)
+                return ret;
+        if (pa.want_help)
+                return show_help(argc, argv);
+        if (out_color_setup(pa.color_mode) < 0) {
+                errorf("invalid --color '%s': auto, always or never", pa.color_mode);
+                return EXIT_USAGE;
+        }
         out_log_setup();
         /* a file named on purpose must be there: its absence is not "defaults apply" */
         if (arg.config_path && access(arg.config_path, F_OK) < 0) {
@@ -458,20 +498,8 @@ static int run(int argc, char **argv) {
                 errorf("%s: unexpected argument '%s'", cmd, argv[optind + 1]);
                 return EXIT_USAGE;
         }
-        for (size_t i = 0; i < sizeof(sub_opts) / sizeof(sub_opts[0]); i++)
-                if (used[i] && !word_in(sub_opts[i].command, cmd)) {
-                        if (strchr(sub_opts[i].command, ' '))
-                                errorf("%s is an option of these commands: %s", sub_opts[i].name,
-                                       sub_opts[i].command);
-                        else
-                                errorf("%s is an option of '%s %s'", sub_opts[i].name, program,
-                                       sub_opts[i].command);
-                        return EXIT_USAGE;
-                }
-        if (arg.pid && arg.netns_path) {
-                errorf("--pid and --netns are exclusive");
+        if (check_options_of(cmd, &pa) < 0)
                 return EXIT_USAGE;
-        }
 
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
                 if (strcmp(cmd, commands[i].name) == 0) {
