@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "idmapd.h"
+#include "idmapd-cache.h"
 #include "siphash.h"
 
 typedef struct centry {

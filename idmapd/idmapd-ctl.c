@@ -15,6 +15,13 @@
 #include <unistd.h>
 
 #include "idmapd.h"
+#include "idmapd-cache.h"
+#include "idmapd-resolve.h"
+#include "idmapd-kernel.h"
+#include "idmapd-ns.h"
+#include "idmapd-metrics.h"
+#include "idmapd-quota.h"
+#include "idmapd-ctl.h"
 #include "json-envelope.h"
 
 #define OUT_MAX NSID_CTL_REPLY_MAX /* what clients read at most */
@@ -35,7 +42,6 @@ struct dm_client {
 
 static dm_client *clients = NULL;
 static dm_tag listen_tag = { .kind = DM_TAG_LISTEN };
-extern int64_t dm_start_us;
 
 int dm_ctl_listen(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -142,7 +148,7 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl)
                              cached ? "cache" : "resolved");
                 reply(c, line, (size_t) n);
         } else if (a->error == -ENOENT) {
-                n = snprintf(line, sizeof(line), "negative %u\n", ttl ? ttl : dm_cfg.negative_ttl);
+                n = snprintf(line, sizeof(line), "negative %u\n", ttl ? ttl : dm.cfg.negative_ttl);
                 reply(c, line, (size_t) n);
         } else
                 reply_error(c, a->error, a->error == -ETIMEDOUT
@@ -273,24 +279,24 @@ static void do_status(dm_client *c) {
         json_object *root = json_object_new_object(), *arr = json_object_new_array();
         json_object_object_add(root, "version", json_object_new_string(NSID_VERSION));
         json_object_object_add(root, "pid", json_object_new_int(getpid()));
-        json_object_object_add(root, "uptime_s", json_object_new_int64((dm_now_us() - dm_start_us) / 1000000));
+        json_object_object_add(root, "uptime_s", json_object_new_int64((dm_now_us() - dm.start_us) / 1000000));
         json_object_object_add(root, "host_domain", json_object_new_string(dm_host_domain()));
         /* the kernel's ID key cache: per network namespace (a patched or fixed kernel), or
          * one for all, and whether this daemon invalidates namespace-specific answers */
         json_object_object_add(root, "kernel_idkeys_tagged",
-                               dm_kernel_idkeys < 0 ? NULL : json_object_new_boolean(dm_kernel_idkeys));
+                               dm.kernel_idkeys < 0 ? NULL : json_object_new_boolean(dm.kernel_idkeys));
         json_object_object_add(root, "key_isolation", json_object_new_string(
-                !dm_cfg.isolate_keys    ? "off (isolate-keys = no)"
-                : dm_kernel_idkeys == 1 ? "not needed (the kernel tags ID keys by namespace)"
-                : dm_kernel_idkeys == 0 ? "on (the kernel keeps one ID key cache)"
+                !dm.cfg.isolate_keys    ? "off (isolate-keys = no)"
+                : dm.kernel_idkeys == 1 ? "not needed (the kernel tags ID keys by namespace)"
+                : dm.kernel_idkeys == 0 ? "on (the kernel keeps one ID key cache)"
                                         : "on (the kernel not known yet)"));
         /* namespaces owned by user namespaces: kept within max-netns-per-owner and
          * max-netns-unprivileged (idmapd-quota.c), the others remembered as refused */
         dm_quota_stats qs;
         dm_quota_get_stats(&qs);
         json_object *b = json_object_new_object();
-        json_object_object_add(b, "max_netns_per_owner", json_object_new_uint64(dm_cfg.max_netns_per_owner));
-        json_object_object_add(b, "max_netns_unprivileged", json_object_new_uint64(dm_cfg.max_netns_unprivileged));
+        json_object_object_add(b, "max_netns_per_owner", json_object_new_uint64(dm.cfg.max_netns_per_owner));
+        json_object_object_add(b, "max_netns_unprivileged", json_object_new_uint64(dm.cfg.max_netns_unprivileged));
         json_object_object_add(b, "unprivileged_served", json_object_new_uint64(qs.kept));
         json_object_object_add(b, "charged_served", json_object_new_uint64(qs.kept_all));
         json_object_object_add(b, "refused_now", json_object_new_uint64(qs.refused_now));
@@ -298,7 +304,7 @@ static void do_status(dm_client *c) {
         json_object_object_add(b, "owners", json_object_new_uint64(qs.owners));
         json_object_object_add(b, "resolver_threads", json_object_new_int(dm_resolver_live_threads()));
         json_object_object_add(root, "bounds", b);
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 json_object_array_add(arr, ns_json(ns));
         json_object_object_add(root, "namespaces", arr);
         reply_json(c, root);
@@ -358,7 +364,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
         case NSID_CTL_FLUSH: {
                 size_t n = 0;
                 if (rq.target == NSID_CTL_TARGET_ALL) {
-                        for (dm_ns *x = dm_namespaces; x; x = x->next) {
+                        for (dm_ns *x = dm.namespaces; x; x = x->next) {
                                 size_t k = dm_cache_flush(x->cache);
                                 x->stats.cache_flushed += k;
                                 n += k;
@@ -396,7 +402,7 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                         return;
                 }
                 unsigned pipes = 0;
-                if (!ns->initial || dm_cfg.host_pipes) {
+                if (!ns->initial || dm.cfg.host_pipes) {
                         if (ns->pipefs_fd < 0)
                                 dm_kernel_attach(ns);
                         else
@@ -410,8 +416,8 @@ static void process_line(dm_client *c, const char *line, size_t len) {
                  * process gone since (bench-idmapd-sssd: one owner of 1,000 got the host's
                  * answer). Its own client's pipe answers it in the right context: say the
                  * pipes served elsewhere, so that the helper hands it there. */
-                if (ns->initial && dm_cfg.host_pipes && pipes == 0)
-                        for (dm_ns *x = dm_namespaces; x; x = x->next)
+                if (ns->initial && dm.cfg.host_pipes && pipes == 0)
+                        for (dm_ns *x = dm.namespaces; x; x = x->next)
                                 if (!x->initial)
                                         for (dm_pipe *p = x->pipes; p; p = p->next)
                                                 pipes++;

@@ -39,10 +39,11 @@
 #include <nsid/kernel.h>
 
 #include "idmapd.h"
+#include "idmapd-resolve.h"
+#include "idmapd-kernel.h"
+#include "idmapd-ns.h"
 
 static int inotify_fd = -1;
-int dm_netns_dir_wd = -1;
-int64_t dm_rescan_at_us = 0;
 
 typedef struct watch {
         struct watch *next;
@@ -354,10 +355,10 @@ void dm_kernel_inotify_event(int ifd) {
                 for (char *p = buf; p < buf + n;) {
                         struct inotify_event *ev = (struct inotify_event *) p;
                         p += sizeof(*ev) + ev->len;
-                        if (ev->wd == dm_netns_dir_wd) {
+                        if (ev->wd == dm.netns_dir_wd) {
                                 /* `ip netns add` creates the file, then bind-mounts the
                                  * netns on it: look a moment later */
-                                dm_rescan_at_us = dm_now_us() + 200000;
+                                dm.rescan_at_us = dm_now_us() + 200000;
                                 continue;
                         }
                         for (watch **pp = &watches; *pp; pp = &(*pp)->next) {
@@ -609,8 +610,8 @@ void dm_channel_answer(dm_pending *pd, const dm_answer *a, bool cached, uint32_t
         char line[NSID_NFSD_LINE_MAX];
         int which = pd->channel;
         /* failures (timeouts) are short negative entries so that knfsd asks again soon */
-        unsigned ttl = a->error == 0         ? dm_cfg.cache_ttl
-                       : a->error == -ENOENT ? dm_cfg.negative_ttl
+        unsigned ttl = a->error == 0         ? dm.cfg.cache_ttl
+                       : a->error == -ENOENT ? dm.cfg.negative_ttl
                                              : 5;
         int n = nsid_nfsd_reply_format(&pd->chan_req, (int64_t) time(NULL) + ttl, a->error != 0,
                                        a->id, a->name, line, sizeof(line));
@@ -646,7 +647,7 @@ typedef struct key_job {
         char desc[160];
 } key_job;
 static key_job *key_jobs = NULL;
-int dm_key_timer_fd = -1; /* one-shot, armed for the earliest job (the 100 ms tick is too coarse) */
+/* dm.key_timer_fd: one-shot, armed for the earliest job (the 100 ms tick is too coarse) */
 static int32_t id_resolver_ring = 0; /* .id_resolver's serial, once found */
 static nsid_keyring_index *id_resolver_index = NULL; /* its keys, for id_resolver_ring */
 
@@ -658,11 +659,11 @@ static void arm_key_timer(void) {
         for (key_job *j = key_jobs; j; j = j->next)
                 if (j->when_us < first)
                         first = j->when_us;
-        if (dm_key_timer_fd < 0 || first == INT64_MAX)
+        if (dm.key_timer_fd < 0 || first == INT64_MAX)
                 return;
         int64_t d = first > now ? first - now : 1;
         struct itimerspec its = { .it_value = { .tv_sec = d / 1000000, .tv_nsec = (d % 1000000) * 1000 } };
-        (void) timerfd_settime(dm_key_timer_fd, 0, &its, NULL);
+        (void) timerfd_settime(dm.key_timer_fd, 0, &its, NULL);
 }
 
 static int key_description(const dm_query *q, char *buf, size_t size) {
@@ -674,19 +675,18 @@ static int key_description(const dm_query *q, char *buf, size_t size) {
         return snprintf(buf, size, "%s:%u", prefix[q->kind], q->id) >= (int) size ? -ENAMETOOLONG : 0;
 }
 
-int dm_kernel_idkeys = -ENODATA;
 
 void dm_kernel_idkeys_refresh(void) {
         int r = nsid_kernel_nfs_idkeys_tagged_cached(NSID_RUN_DIR "/nfs-idkeys");
-        if (r == dm_kernel_idkeys)
+        if (r == dm.kernel_idkeys)
                 return;
         if (r == 1)
                 dm_log(LOG_NOTICE, NULL, "the NFS client tags its ID keys by network namespace: "
                        "each namespace has its own key cache; no key is invalidated");
         else if (r == 0)
-                dm_log(dm_cfg.isolate_keys ? LOG_INFO : LOG_WARNING, NULL,
+                dm_log(dm.cfg.isolate_keys ? LOG_INFO : LOG_WARNING, NULL,
                        "the NFS client keeps one ID key cache for all network namespaces: %s",
-                       dm_cfg.isolate_keys ? "every answer is invalidated once its reader has "
+                       dm.cfg.isolate_keys ? "every answer is invalidated once its reader has "
                                              "it (isolate-keys)"
                                            : "isolate-keys = no, so one namespace's answers "
                                              "reach the others");
@@ -694,15 +694,15 @@ void dm_kernel_idkeys_refresh(void) {
                 dm_log(LOG_WARNING, NULL, "cannot tell whether the NFS client tags its ID keys "
                        "by network namespace: %s; keys are isolated as on a kernel that does "
                        "not", strerror(-r));
-        dm_kernel_idkeys = r;
+        dm.kernel_idkeys = r;
 }
 
 bool dm_keys_isolation_needed(void) {
-        if (!dm_cfg.isolate_keys)
+        if (!dm.cfg.isolate_keys)
                 return false;
-        if (dm_kernel_idkeys < 0)
+        if (dm.kernel_idkeys < 0)
                 dm_kernel_idkeys_refresh(); /* a pipe answered: the client is loaded now */
-        return dm_kernel_idkeys != 1;
+        return dm.kernel_idkeys != 1;
 }
 
 void dm_keys_clear(const char *why) {

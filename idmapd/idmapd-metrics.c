@@ -12,8 +12,10 @@
 #include <time.h>
 
 #include "idmapd.h"
+#include "idmapd-cache.h"
+#include "idmapd-metrics.h"
+#include "idmapd-quota.h"
 
-extern int64_t dm_start_us;
 
 static dm_stats gone[2]; /* [0] host, [1] container */
 static uint64_t forgotten;
@@ -100,7 +102,7 @@ static json_object *top_namespaces(void) {
         json_object *a = json_object_new_array();
         size_t n = 0;
 
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next) {
                 size_t i;
                 if (ns->is_host || ns->stats.requests == 0)
                         continue;
@@ -132,7 +134,7 @@ json_object *dm_metrics_json(void) {
         struct timespec rt;
         dm_quota_stats qs;
 
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next) {
                 int k = ns->is_host ? 0 : 1;
                 add(&tot[k], &ns->stats);
                 entries[k] += dm_cache_size(ns->cache);
@@ -140,7 +142,7 @@ json_object *dm_metrics_json(void) {
         }
         dm_quota_get_stats(&qs);
         clock_gettime(CLOCK_REALTIME, &rt);
-        int64_t start_s = (int64_t) rt.tv_sec - (dm_now_us() - dm_start_us) / 1000000;
+        int64_t start_s = (int64_t) rt.tv_sec - (dm_now_us() - dm.start_us) / 1000000;
 
         json_object *o = json_object_new_object(), *ctx = json_object_new_object(),
                     *n = json_object_new_object();

@@ -18,28 +18,33 @@
 #include <nsid/registry.h>
 
 #include "idmapd.h"
+#include "idmapd-cache.h"
+#include "idmapd-resolve.h"
+#include "idmapd-kernel.h"
+#include "idmapd-ns.h"
+#include "idmapd-metrics.h"
+#include "idmapd-quota.h"
 
-dm_ns *dm_namespaces = NULL;
 static unsigned scan_generation = 0;
 static uint64_t next_seq = 0;
 static atomic_bool prune_wanted; /* a namespace was forgotten: the registry may be pruned */
 
 dm_ns *dm_ns_find(const nsid_ns_id *id) {
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 if (ns->id.dev == id->dev && ns->id.ino == id->ino)
                         return ns;
         return NULL;
 }
 
 dm_ns *dm_ns_find_ino(uint64_t ino) {
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 if (ns->id.ino == ino)
                         return ns;
         return NULL;
 }
 
 dm_ns *dm_ns_host(void) {
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 if (ns->initial)
                         return ns;
         return NULL;
@@ -153,7 +158,7 @@ int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl) {
         ns->stats.misses++;
         if (ns->resolver && dm_resolver_answer_now(ns->resolver, q, &a)) {
                 ns->stats.resolved[DM_SRC_FILES]++; /* (the loaded files, in this thread) */
-                ttl = a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
+                ttl = a.error == 0 ? dm.cfg.cache_ttl : dm.cfg.negative_ttl;
                 dm_cache_put(ns->cache, q, &a, now + (int64_t) ttl * 1000000);
                 pending_complete(&t, &a, false, ttl);
                 dm_stats_record(ns, now, a.error);
@@ -171,7 +176,7 @@ int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl) {
         }
         *p = t;
         p->seq = ++next_seq;
-        p->deadline_us = now + (int64_t) dm_cfg.request_timeout_ms * 1000;
+        p->deadline_us = now + (int64_t) dm.cfg.request_timeout_ms * 1000;
         r = dm_resolver_submit(ns->resolver, p->seq, q);
         if (r < 0) {
                 free(p);
@@ -203,7 +208,7 @@ static void scan_done(scan_job *j);
 void dm_result_ready(void) {
         dm_result res;
         for (;;) {
-                ssize_t n = read(dm_results_fd[0], &res, sizeof(res));
+                ssize_t n = read(dm.results_fd[0], &res, sizeof(res));
                 if (n != (ssize_t) sizeof(res))
                         return; /* EAGAIN; writes of < PIPE_BUF bytes are atomic */
                 if (res.kind == DM_RESULT_SCAN) {
@@ -229,7 +234,7 @@ void dm_result_ready(void) {
                         break;
                 case DM_RESULT_ANSWER: {
                         int64_t now = dm_now_us();
-                        unsigned ttl = res.a.error == 0 ? dm_cfg.cache_ttl : dm_cfg.negative_ttl;
+                        unsigned ttl = res.a.error == 0 ? dm.cfg.cache_ttl : dm.cfg.negative_ttl;
                         dm_cache_put(ns->cache, &res.q, &res.a, now + (int64_t) ttl * 1000000);
                         if (res.source < _DM_SRC_MAX)
                                 ns->stats.resolved[res.source]++;
@@ -251,7 +256,7 @@ void dm_result_ready(void) {
  * so a request times out at its deadline, not at the next 100 ms tick. */
 int64_t dm_pending_next_deadline_us(void) {
         int64_t next = 0;
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 for (dm_pending *p = ns->pending; p; p = p->next)
                         if (next == 0 || p->deadline_us < next)
                                 next = p->deadline_us;
@@ -259,7 +264,7 @@ int64_t dm_pending_next_deadline_us(void) {
 }
 
 void dm_pending_expire(int64_t now_us) {
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next) {
                 dm_pending **pp = &ns->pending;
                 while (*pp) {
                         dm_pending *p = *pp;
@@ -272,7 +277,7 @@ void dm_pending_expire(int64_t now_us) {
                         dm_log(LOG_WARNING, ns, "request timed out after %u ms (its resolver "
                                "is stuck: its files on a hung mount, or its name service not "
                                "answering?); answered as a failure",
-                               dm_cfg.request_timeout_ms);
+                               dm.cfg.request_timeout_ms);
                         dm_answer a = { .error = -ETIMEDOUT };
                         pending_complete(p, &a, false, 0);
                         dm_stats_record(ns, p->start_us, a.error);
@@ -282,7 +287,7 @@ void dm_pending_expire(int64_t now_us) {
 }
 
 void dm_pending_drop_client(dm_client *c) {
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 for (dm_pending *p = ns->pending; p; p = p->next)
                         if (p->client == c) /* only the control socket's requests have one */
                                 p->client = NULL;
@@ -426,8 +431,8 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                         ns->admitted = true;
                 }
                 ns->generation = g;
-                ns->next = dm_namespaces;
-                dm_namespaces = ns;
+                ns->next = dm.namespaces;
+                dm.namespaces = ns;
                 dm_log(LOG_INFO, ns, "discovered (%s context, %s ids on the wire%s)",
                        ns->is_host ? "host" : "container",
                        ns->kernel_view == DM_VIEW_HOST ? "host" : "namespace-local",
@@ -439,9 +444,9 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
                  * needs a pipe or channel held open from the start; a netns owned by the
                  * initial one (only root makes those) is attached at once, as its NFS client
                  * or knfsd may start any moment. */
-                if ((!ns->initial || dm_cfg.host_pipes) && !ns->charged)
+                if ((!ns->initial || dm.cfg.host_pipes) && !ns->charged)
                         dm_kernel_attach(ns);
-                if (!ns->initial && dm_cfg.set_identifier) {
+                if (!ns->initial && dm.cfg.set_identifier) {
                         /* (the attach above may have made it already: a netns found with
                          * its NFS client mounted gets its context preloaded; a second one
                          * here leaked the first, a thread that never stopped) */
@@ -463,7 +468,7 @@ static int rescan_apply(nsid_netns_info *v, size_t n, int64_t scan_us) {
          * moves the generation on; had this loop still been walking the list, it would have
          * taken every live namespace for gone (a double free, seen in the soak). */
         dm_ns *gone = NULL;
-        for (dm_ns **pp = &dm_namespaces; *pp;) {
+        for (dm_ns **pp = &dm.namespaces; *pp;) {
                 dm_ns *ns = *pp;
                 /* (one found after the scan had begun, by a registration or another scan,
                  * was not there yet for this one to see) */
@@ -559,7 +564,7 @@ static int prune_live(const nsid_registry_entry *e, void *userdata) {
 static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_started_s) {
         static int64_t last_us;
         int64_t now = dm_now_us();
-        if (!dm_cfg.set_identifier || !atomic_load(&prune_wanted) ||
+        if (!dm.cfg.set_identifier || !atomic_load(&prune_wanted) ||
             (last_us && now - last_us < PRUNE_EVERY_US))
                 return;
         atomic_store(&prune_wanted, false);
@@ -568,7 +573,7 @@ static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_star
         if (nsid_boot_id(pv.boot_id) < 0)
                 return;
         char path[300];
-        snprintf(path, sizeof(path), "%s/%s", dm_cfg.state_dir, NSID_REGISTRY_FILE);
+        snprintf(path, sizeof(path), "%s/%s", dm.cfg.state_dir, NSID_REGISTRY_FILE);
         nsid_registry *reg = NULL;
         if (access(path, F_OK) < 0 || nsid_registry_open(path, 0, &reg) < 0)
                 return;
@@ -606,7 +611,7 @@ static void *scan_main(void *arg) {
                 scan_job *j = calloc(1, sizeof(*j));
                 if (!j) {
                         dm_result res = { .kind = DM_RESULT_SCAN, .ptr = NULL };
-                        (void) !write(dm_results_fd[1], &res, sizeof(res));
+                        (void) !write(dm.results_fd[1], &res, sizeof(res));
                         continue;
                 }
                 j->started_us = dm_now_us();
@@ -616,7 +621,7 @@ static void *scan_main(void *arg) {
                         registry_prune(j->v, j->n, wall);
                 dm_result res = { .kind = DM_RESULT_SCAN, .ptr = j };
                 /* one write of less than PIPE_BUF bytes on a blocking pipe: whole or not at all */
-                if (write(dm_results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
+                if (write(dm.results_fd[1], &res, sizeof(res)) != (ssize_t) sizeof(res)) {
                         nsid_netns_info_free(j->v, j->n);
                         free(j);
                 }
@@ -667,7 +672,7 @@ static void scan_stop(void) {
         (void) pthread_join(scan_thread, NULL);
         scan_started = scan_running = false;
         dm_result res;
-        while (read(dm_results_fd[0], &res, sizeof(res)) == (ssize_t) sizeof(res))
+        while (read(dm.results_fd[0], &res, sizeof(res)) == (ssize_t) sizeof(res))
                 if (res.kind == DM_RESULT_SCAN && res.ptr) {
                         scan_job *j = res.ptr;
                         nsid_netns_info_free(j->v, j->n);
@@ -731,9 +736,9 @@ void dm_ns_preload(dm_ns *ns) {
 
 void dm_ns_free_all(void) {
         scan_stop();
-        while (dm_namespaces) {
-                dm_ns *ns = dm_namespaces;
-                dm_namespaces = ns->next;
+        while (dm.namespaces) {
+                dm_ns *ns = dm.namespaces;
+                dm.namespaces = ns->next;
                 ns_free(ns);
         }
         dm_quota_free_all();
@@ -746,9 +751,9 @@ void dm_ns_free_all(void) {
  * -- for idle-thread-timeout is ended; the next request makes a new one (which loads the
  * container's files again, as after a context change). Returns how many were ended. */
 static unsigned reap_idle_resolvers(int64_t now_us) {
-        int64_t idle = (int64_t) dm_cfg.idle_thread_timeout * 1000000;
+        int64_t idle = (int64_t) dm.cfg.idle_thread_timeout * 1000000;
         unsigned n = 0;
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next) {
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next) {
                 if (!ns->resolver || ns->pending || ns->identifier_wanted ||
                     dm_cache_size(ns->cache) > 0 || now_us - ns->resolver_used_us < idle ||
                     (ns->last_request_us && now_us - ns->last_request_us < idle))
@@ -763,19 +768,19 @@ static unsigned reap_idle_resolvers(int64_t now_us) {
 void dm_ns_periodic(int64_t now_us) {
         static int64_t next_rescan = 0, next_refresh = 0, next_expire = 0, next_reap = 0;
         if (now_us >= next_rescan) {
-                next_rescan = now_us + (int64_t) dm_cfg.rescan_interval * 1000000;
+                next_rescan = now_us + (int64_t) dm.cfg.rescan_interval * 1000000;
                 dm_ns_rescan_async();
                 dm_kernel_idkeys_refresh(); /* nfsv4 loaded, unloaded or replaced since */
         }
         if (now_us >= next_refresh) {
-                next_refresh = now_us + (int64_t) dm_cfg.refresh_interval * 1000000;
+                next_refresh = now_us + (int64_t) dm.cfg.refresh_interval * 1000000;
                 /* Namespaces with cached answers, and those asked within one cache-ttl
                  * (their cache flushed, the answers not yet asked again): without a check
                  * kept current, the first request after a flush waited for a whole check of
                  * passwd, group and idmapd.conf through the container's root (the max of the
                  * lab bench's chown pass). An idle namespace is not checked. */
-                int64_t active = (int64_t) dm_cfg.cache_ttl * 1000000;
-                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                int64_t active = (int64_t) dm.cfg.cache_ttl * 1000000;
+                for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                         if (ns->resolver && (dm_cache_size(ns->cache) > 0 ||
                                              (ns->last_request_us &&
                                               now_us - ns->last_request_us < active)))
@@ -783,7 +788,7 @@ void dm_ns_periodic(int64_t now_us) {
         }
         if (now_us >= next_expire) {
                 next_expire = now_us + 30 * 1000000ll;
-                for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+                for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                         ns->stats.cache_expired += dm_cache_expire(ns->cache, now_us);
         }
         if (now_us >= next_reap) {
@@ -793,9 +798,9 @@ void dm_ns_periodic(int64_t now_us) {
                         dm_log(LOG_DEBUG, NULL, "%u idle resolver thread%s ended", n,
                                n == 1 ? "" : "s");
         }
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 if (ns->next_attach_us && now_us >= ns->next_attach_us &&
-                    (!ns->initial || dm_cfg.host_pipes))
+                    (!ns->initial || dm.cfg.host_pipes))
                         dm_kernel_attach(ns);
         dm_pending_expire(now_us);
         dm_keys_run(now_us);

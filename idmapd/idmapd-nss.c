@@ -15,6 +15,7 @@
 #include <nsid/worker.h>
 
 #include "idmapd-nss.h"
+#include "idmapd-resolve.h"
 #include "nss-text.h"
 
 #ifndef NSID_LIBEXEC_DIR

@@ -45,6 +45,7 @@
 #include <nsid/netns.h>
 
 #include "idmapd.h"
+#include "idmapd-quota.h"
 
 typedef struct owner {
         dm_owner key;
@@ -161,9 +162,9 @@ int dm_quota_admit(const dm_owner *key) {
         if (!o)
                 return -ENOMEM;
         int r = 0;
-        if (o->kept >= dm_cfg.max_netns_per_owner)
+        if (o->kept >= dm.cfg.max_netns_per_owner)
                 r = -EUSERS;
-        else if (!key->by_userns && kept_total >= dm_cfg.max_netns_unprivileged)
+        else if (!key->by_userns && kept_total >= dm.cfg.max_netns_unprivileged)
                 r = -ENOSPC;
         if (r == 0) {
                 o->kept++;
@@ -179,12 +180,12 @@ int dm_quota_admit(const dm_owner *key) {
                         dm_log(LOG_WARNING, NULL, "%s owns %u network namespaces in user "
                                "namespaces (max-netns-per-owner = %u): its further ones are not "
                                "served (logged once for this owner)", who, o->kept,
-                               dm_cfg.max_netns_per_owner);
+                               dm.cfg.max_netns_per_owner);
                 else
                         dm_log(LOG_WARNING, NULL, "%u network namespaces in user namespaces are "
                                "served (max-netns-unprivileged = %u): those of %s beyond "
                                "them are not (logged once for this owner)", kept_total,
-                               dm_cfg.max_netns_unprivileged, who);
+                               dm.cfg.max_netns_unprivileged, who);
         }
         return r; /* (the caller remembers the refusal: the owner stays known, and logged) */
 }
@@ -193,7 +194,7 @@ void dm_quota_release(const dm_owner *key) {
         owner *o = owner_get(key, false);
         if (!o || o->kept == 0)
                 return;
-        bool total_was_full = !key->by_userns && kept_total == dm_cfg.max_netns_unprivileged;
+        bool total_was_full = !key->by_userns && kept_total == dm.cfg.max_netns_unprivileged;
         o->kept--;
         kept_all--;
         if (!key->by_userns)
@@ -241,8 +242,8 @@ static void refusal_drop(refusal *f) {
 static bool owner_has_room(const dm_owner *key) {
         owner *o = owner_get(key, false);
         unsigned kept = o ? o->kept : 0;
-        return kept < dm_cfg.max_netns_per_owner &&
-               (key->by_userns || kept_total < dm_cfg.max_netns_unprivileged);
+        return kept < dm.cfg.max_netns_per_owner &&
+               (key->by_userns || kept_total < dm.cfg.max_netns_unprivileged);
 }
 
 bool dm_quota_is_refused(const nsid_ns_id *id, nsid_ns *netns, unsigned generation) {

@@ -35,6 +35,7 @@
 #include <nsid/resolv.h>
 
 #include "idmapd.h"
+#include "idmapd-resolve.h"
 #include "idmapd-load.h"
 #include "idmapd-nss.h"
 
@@ -43,7 +44,6 @@
 static pthread_mutex_t nfsidmap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t identifier_lock = PTHREAD_MUTEX_INITIALIZER;
 static char host_domain[NFS4_MAX_DOMAIN_LEN] = "localdomain";
-int dm_results_fd[2] = { -1, -1 };
 
 typedef enum job_kind { JOB_QUERY, JOB_STOP, JOB_LOAD } job_kind;
 
@@ -87,12 +87,12 @@ struct dm_resolver {
 int dm_resolve_global_init(char *err, size_t errlen) {
         int r;
         pthread_mutex_lock(&nfsidmap_lock);
-        r = nfs4_init_name_mapping(dm_cfg.idmapd_conf);
+        r = nfs4_init_name_mapping(dm.cfg.idmapd_conf);
         if (r == 0)
                 r = nfs4_get_default_domain(NULL, host_domain, sizeof(host_domain));
         pthread_mutex_unlock(&nfsidmap_lock);
         if (r != 0) {
-                snprintf(err, errlen, "libnfsidmap with %s: %s", dm_cfg.idmapd_conf,
+                snprintf(err, errlen, "libnfsidmap with %s: %s", dm.cfg.idmapd_conf,
                          strerror(r < 0 ? -r : EINVAL));
                 return r < 0 ? r : -EINVAL;
         }
@@ -131,7 +131,7 @@ static void post(const dm_result *res) {
         const char *p = (const char *) res;
         size_t left = sizeof(*res);
         while (left > 0) {
-                ssize_t n = write(dm_results_fd[1], p, left);
+                ssize_t n = write(dm.results_fd[1], p, left);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -381,7 +381,7 @@ static void answer_from_nss(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 a->error = -ENOENT; /* not an id of this namespace */
                 return;
         }
-        int timeout = (int) dm_cfg.request_timeout_ms;
+        int timeout = (int) dm.cfg.request_timeout_ms;
         if (!r->agent && !(r->agent = dm_nss_agent_new())) {
                 a->error = -ENOMEM;
                 return;
@@ -409,7 +409,7 @@ static void resolve_container(dm_resolver *r, const dm_query *q, dm_answer *a) {
                 a->error = e == -ENOENT ? -ENOENT : e;
                 return;
         }
-        if (dm_now_us() - r->last_refresh_us >= (int64_t) dm_cfg.refresh_interval * 1000000)
+        if (dm_now_us() - r->last_refresh_us >= (int64_t) dm.cfg.refresh_interval * 1000000)
                 refresh(r);
         if (r->ctx->nss)
                 answer_from_nss(r, q, a);
@@ -476,8 +476,8 @@ static void set_identifier(dm_resolver *r) {
 
         pthread_mutex_lock(&identifier_lock);
         char regpath[300];
-        snprintf(regpath, sizeof(regpath), "%s/%s", dm_cfg.state_dir, NSID_REGISTRY_FILE);
-        e = nsid_host_secret_load(NULL, dm_cfg.state_dir, secret, NULL);
+        snprintf(regpath, sizeof(regpath), "%s/%s", dm.cfg.state_dir, NSID_REGISTRY_FILE);
+        e = nsid_host_secret_load(NULL, dm.cfg.state_dir, secret, NULL);
         if (e < 0) {
                 snprintf(res.text, sizeof(res.text), "failed: host secret: %s", strerror(-e));
                 goto out;
@@ -495,7 +495,7 @@ static void set_identifier(dm_resolver *r) {
         const char *replaceable = nsid_netns_has_nfs_mounts(&nid) > 0 ? NULL
                                                                       : nsid_identity_get_replaced(id);
         e = nsid_nfs_client_set_identifier(r->netns, nsid_identity_get_string(id), replaceable,
-                                           0, (int) dm_cfg.request_timeout_ms * 2, &prev);
+                                           0, (int) dm.cfg.request_timeout_ms * 2, &prev);
         if (e == 1)
                 snprintf(res.text, sizeof(res.text), "set %s (%s)", nsid_identity_get_string(id),
                          nsid_key_source_to_string(nsid_identity_get_source(id)));
@@ -584,7 +584,7 @@ static void *thread_main(void *arg) {
                         /* asked twice for one due check (by the periodic tick and by a
                          * request that found it due, dm_resolver_answer_now): once is enough */
                         if (!r->is_host && dm_now_us() - r->last_refresh_us >=
-                                                   (int64_t) dm_cfg.refresh_interval * 500000)
+                                                   (int64_t) dm.cfg.refresh_interval * 500000)
                                 refresh(r);
                         else
                                 atomic_store(&r->refresh_due, false);
@@ -725,7 +725,7 @@ int dm_resolver_answer_now(dm_resolver *r, const dm_query *q, dm_answer *a) {
         bool poke = false;
         if (!r || r->is_host || pthread_mutex_trylock(&r->db_lock) != 0)
                 return 0;
-        int64_t age = dm_now_us() - r->last_refresh_us, every = (int64_t) dm_cfg.refresh_interval * 1000000;
+        int64_t age = dm_now_us() - r->last_refresh_us, every = (int64_t) dm.cfg.refresh_interval * 1000000;
         /* Checked within the interval: answer. Due by less than a quarter interval: answer
          * from the data in hand and have the thread check now, in the background (the
          * periodic check of a namespace with cached answers was only not run yet: the main

@@ -34,6 +34,11 @@
 #include <nsid/log.h>
 
 #include "idmapd.h"
+#include "idmapd-cache.h"
+#include "idmapd-resolve.h"
+#include "idmapd-kernel.h"
+#include "idmapd-ns.h"
+#include "idmapd-ctl.h"
 #include "idmapd-loadsrv.h"
 #include "idmapd-nss.h"
 #include "std-fds.h"
@@ -45,8 +50,12 @@
 #define NSID_RUN_DIR "/run/nsid"
 #endif
 
-dm_config dm_cfg;
-int64_t dm_start_us;
+dm_daemon dm = {
+        .kernel_idkeys = -ENODATA,
+        .results_fd = { -1, -1 },
+        .key_timer_fd = -1,
+        .netns_dir_wd = -1,
+};
 static int epfd = -1;
 static bool foreground = false;
 static int max_priority = LOG_INFO;
@@ -195,9 +204,9 @@ static int load_config(void) {
         nsid_conf_unref(conf);
         if (idmapd_conf_arg)
                 snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", idmapd_conf_arg);
-        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm_cfg.socket_path[0] ? dm_cfg.socket_path
+        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm.cfg.socket_path[0] ? dm.cfg.socket_path
                                                              : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
-        dm_cfg = c;
+        dm.cfg = c;
         return 0;
 }
 
@@ -311,11 +320,11 @@ static void notify(const char *msg) {
 
 static void watch_netns_dir(void) {
         int ifd = dm_inotify_fd();
-        if (dm_netns_dir_wd >= 0)
-                (void) inotify_rm_watch(ifd, dm_netns_dir_wd);
-        dm_netns_dir_wd = inotify_add_watch(ifd, "/run/netns", IN_CREATE | IN_DELETE | IN_ONLYDIR);
-        if (dm_netns_dir_wd < 0) /* not there yet: watch /run for it */
-                dm_netns_dir_wd = inotify_add_watch(ifd, "/run", IN_CREATE | IN_ONLYDIR);
+        if (dm.netns_dir_wd >= 0)
+                (void) inotify_rm_watch(ifd, dm.netns_dir_wd);
+        dm.netns_dir_wd = inotify_add_watch(ifd, "/run/netns", IN_CREATE | IN_DELETE | IN_ONLYDIR);
+        if (dm.netns_dir_wd < 0) /* not there yet: watch /run for it */
+                dm.netns_dir_wd = inotify_add_watch(ifd, "/run", IN_CREATE | IN_ONLYDIR);
 }
 
 /* Descriptors: the soft limit raised to the hard one (the unit's LimitNOFILE=; a daemon
@@ -331,11 +340,11 @@ static void raise_nofile(void) {
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
                 (void) getrlimit(RLIMIT_NOFILE, &rl);
         }
-        uint64_t need = (uint64_t) dm_cfg.max_netns_unprivileged * 3 + 256;
+        uint64_t need = (uint64_t) dm.cfg.max_netns_unprivileged * 3 + 256;
         if (rl.rlim_cur != RLIM_INFINITY && need > rl.rlim_cur)
                 dm_log(LOG_WARNING, NULL, "max-netns-unprivileged = %u may need %" PRIu64
                        " descriptors, more than the limit of %" PRIu64 " (LimitNOFILE=): lower "
-                       "it, or raise the limit", dm_cfg.max_netns_unprivileged, need,
+                       "it, or raise the limit", dm.cfg.max_netns_unprivileged, need,
                        (uint64_t) rl.rlim_cur);
 }
 
@@ -427,9 +436,9 @@ static int parse_argv(int argc, char **argv, args *a) {
                         idmapd_conf_arg = optarg;
                         break;
                 case OPT_SOCKET:
-                        if (strlen(optarg) >= sizeof(dm_cfg.socket_path))
+                        if (strlen(optarg) >= sizeof(dm.cfg.socket_path))
                                 return usage_fail("--socket: path too long");
-                        snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", optarg);
+                        snprintf(dm.cfg.socket_path, sizeof(dm.cfg.socket_path), "%s", optarg);
                         break;
                 case OPT_STATUS:
                         a->status = true;
@@ -461,7 +470,7 @@ static int parse_argv(int argc, char **argv, args *a) {
 
 /* --status and --ctl: a client of the running daemon */
 static int run_client(const args *a) {
-        const char *sock = dm_cfg.socket_path[0] ? dm_cfg.socket_path
+        const char *sock = dm.cfg.socket_path[0] ? dm.cfg.socket_path
                                                  : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME;
         return a->status ? dm_status_client(sock, a->json, a->legend) : dm_ctl_command(sock, a->ctl);
 }
@@ -491,7 +500,7 @@ static int daemon_setup(loop *l) {
         }
         nsid_log_set_handler(library_log, NULL);
         nsid_log_set_max_priority(max_priority == LOG_DEBUG ? LOG_DEBUG : LOG_WARNING);
-        dm_start_us = dm_now_us();
+        dm.start_us = dm_now_us();
         r = drop_capabilities();
         if (r < 0) {
                 dm_log(LOG_ERR, NULL, "cannot drop capabilities: %s", strerror(-r));
@@ -518,24 +527,24 @@ static int daemon_setup(loop *l) {
         l->sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
         l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (l->sfd < 0 || l->tfd < 0 || epfd < 0 || pipe2(dm_results_fd, O_CLOEXEC) < 0 ||
+        if (l->sfd < 0 || l->tfd < 0 || epfd < 0 || pipe2(dm.results_fd, O_CLOEXEC) < 0 ||
             dm_inotify_fd() < 0) {
                 dm_log(LOG_ERR, NULL, "cannot set up the event loop: %s", strerror(errno));
                 return -1;
         }
-        (void) fcntl(dm_results_fd[0], F_SETFL, O_NONBLOCK);
+        (void) fcntl(dm.results_fd[0], F_SETFL, O_NONBLOCK);
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
         timerfd_settime(l->tfd, 0, &its, NULL);
         static dm_tag t_sig = { .kind = DM_TAG_SIGNAL }, t_timer = { .kind = DM_TAG_TIMER },
                       t_res = { .kind = DM_TAG_RESULTS }, t_ino = { .kind = DM_TAG_INOTIFY };
         dm_epoll_add(l->sfd, EPOLLIN, &t_sig);
         dm_epoll_add(l->tfd, EPOLLIN, &t_timer);
-        dm_epoll_add(dm_results_fd[0], EPOLLIN, &t_res);
+        dm_epoll_add(dm.results_fd[0], EPOLLIN, &t_res);
         dm_epoll_add(dm_inotify_fd(), EPOLLIN, &t_ino);
         static dm_tag t_key = { .kind = DM_TAG_KEYTIMER };
-        dm_key_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        if (dm_key_timer_fd >= 0)
-                dm_epoll_add(dm_key_timer_fd, EPOLLIN, &t_key);
+        dm.key_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (dm.key_timer_fd >= 0)
+                dm_epoll_add(dm.key_timer_fd, EPOLLIN, &t_key);
 
         /* OpenSSL's global set-up (its configuration, the default provider, HMAC), done
          * here, before any thread: done lazily by the first resolver thread to derive an
@@ -559,19 +568,19 @@ static int daemon_setup(loop *l) {
         /* answers cached before this daemon served the pipes (nfsidmap's, an earlier run's
          * pipe markers) would reach every namespace */
         dm_keys_clear("nsid-idmapd starts: answers cached before it are dropped");
-        l->lfd = dm_ctl_listen(dm_cfg.socket_path);
+        l->lfd = dm_ctl_listen(dm.cfg.socket_path);
         if (l->lfd < 0) {
-                dm_log(LOG_ERR, NULL, "control socket %s: %s", dm_cfg.socket_path,
+                dm_log(LOG_ERR, NULL, "control socket %s: %s", dm.cfg.socket_path,
                        strerror(-l->lfd));
                 return -1;
         }
         watch_netns_dir();
         (void) dm_ns_rescan();
         size_t n = 0;
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 n++;
         dm_log(LOG_INFO, NULL, "ready: %zu network namespaces, host domain %s, control socket %s",
-               n, dm_host_domain(), dm_cfg.socket_path);
+               n, dm_host_domain(), dm.cfg.socket_path);
         notify("READY=1\nSTATUS=serving");
         l->running = true;
         return 0;
@@ -584,12 +593,12 @@ static void daemon_reload(void) {
 
         notify("RELOADING=1");
         dm_log(LOG_INFO, NULL, "SIGHUP: reloading the configuration, flushing caches, rescanning");
-        snprintf(keep, sizeof(keep), "%s", dm_cfg.socket_path);
+        snprintf(keep, sizeof(keep), "%s", dm.cfg.socket_path);
         if (load_config() < 0)
                 dm_log(LOG_ERR, NULL, "SIGHUP: keeping the configuration in use");
-        snprintf(dm_cfg.socket_path, sizeof(dm_cfg.socket_path), "%s", keep);
+        snprintf(dm.cfg.socket_path, sizeof(dm.cfg.socket_path), "%s", keep);
         dm_resolve_global_reload();
-        for (dm_ns *ns = dm_namespaces; ns; ns = ns->next)
+        for (dm_ns *ns = dm.namespaces; ns; ns = ns->next)
                 ns->stats.cache_flushed += dm_cache_flush(ns->cache);
         watch_netns_dir();
         (void) dm_ns_rescan();
@@ -613,8 +622,8 @@ static void on_tick(loop *l) {
 
         (void) !read(l->tfd, &x, sizeof(x));
         now = dm_now_us();
-        if (dm_rescan_at_us && now >= dm_rescan_at_us) {
-                dm_rescan_at_us = 0;
+        if (dm.rescan_at_us && now >= dm.rescan_at_us) {
+                dm.rescan_at_us = 0;
                 watch_netns_dir();
                 (void) dm_ns_rescan();
         }
@@ -634,7 +643,7 @@ static void dispatch(loop *l, const struct epoll_event *ev) {
                 on_tick(l);
                 break;
         case DM_TAG_KEYTIMER:
-                (void) !read(dm_key_timer_fd, &x, sizeof(x));
+                (void) !read(dm.key_timer_fd, &x, sizeof(x));
                 dm_keys_run(dm_now_us());
                 break;
         case DM_TAG_RESULTS:
@@ -693,7 +702,7 @@ static int daemon_shutdown(loop *l) {
         dm_keys_clear("nsid-idmapd stops: lookups go to the request-key helper again");
         dm_resolver_wait_all(2000); /* a thread stuck on a hung mount is left behind */
         close(l->lfd);
-        (void) unlink(dm_cfg.socket_path);
+        (void) unlink(dm.cfg.socket_path);
         if (dm_resolver_live_threads() > 0) {
                 /* exit() would run the libraries' exit handlers (libcrypto's, the C
                  * library's) under the feet of those threads, which may still be in them:
