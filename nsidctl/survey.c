@@ -19,6 +19,7 @@
 #include <nsid/registry.h>
 
 #include "nsidctl.h"
+#include "pool.h"
 
 #define HOST_FILE_MAX (1024 * 1024)
 
@@ -179,41 +180,23 @@ typedef struct handles {
         nsid_proc *proc;
 } handles;
 
-typedef struct pool {
+typedef struct identifiers_job {
         survey *s;
         handles *h;
-        size_t next; /* atomic */
-} pool;
+} identifiers_job;
 
-static void *pool_thread(void *userdata) {
-        pool *p = userdata;
+static void read_identifier(size_t i, void *userdata) {
+        identifiers_job *j = userdata;
 
-        for (;;) {
-                size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-                if (i >= p->s->n)
-                        return NULL;
-                if (p->h[i].netns)
-                        p->s->f[i].ident_r = nsid_nfs_client_get_identifier(
-                                p->h[i].netns, arg.timeout_ms, &p->s->f[i].identifier);
-        }
+        if (j->h[i].netns)
+                j->s->f[i].ident_r = nsid_nfs_client_get_identifier(j->h[i].netns, arg.timeout_ms,
+                                                                    &j->s->f[i].identifier);
 }
 
 static void read_identifiers(survey *s, handles *h) {
-        pool p = { .s = s, .h = h };
-        pthread_t t[16];
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t k = (size_t) (cpus > 0 ? cpus : 1) * 4, started = 0;
+        identifiers_job j = { .s = s, .h = h };
 
-        if (k > 16)
-                k = 16;
-        if (k > s->n)
-                k = s->n;
-        for (size_t i = 1; i < k; i++)
-                if (pthread_create(&t[started], NULL, pool_thread, &p) == 0)
-                        started++;
-        (void) pool_thread(&p);
-        for (size_t i = 0; i < started; i++)
-                (void) pthread_join(t[i], NULL);
+        pool_for_each(s->n, 16, read_identifier, &j);
 }
 
 static void survey_rest(survey *s, ns_facts *f, nsid_registry *reg, handles *h) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nsid-uniquifier: reconcile, list, check: every network namespace of the host. */
+#include "pool.h"
 #include "uniquifier.h"
 
 /* ---- reconcile / list / check ---- */
@@ -29,65 +30,42 @@ typedef struct row {
 /* The parallel phases: each thread takes the next row and runs its worker. */
 enum { PHASE_MACHINE_ID, PHASE_APPLY };
 
-typedef struct pool {
+typedef struct phase_job {
         row *rows;
-        size_t n;
         int phase;
-        size_t next; /* atomic */
-} pool;
+} phase_job;
 
-static void *pool_thread(void *userdata) {
-        pool *p = userdata;
+static void phase_row(size_t i, void *userdata) {
+        phase_job *j = userdata;
+        row *w = &j->rows[i];
 
-        for (;;) {
-                size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-                row *w;
-
-                if (i >= p->n)
-                        return NULL;
-                w = &p->rows[i];
-                if (p->phase == PHASE_MACHINE_ID) {
-                        /* Bounded (a worker, killed after --timeout): a container whose /etc
-                         * never answers costs its own row the bound, not the others. The
-                         * result (or the failure) is handed to set_prepare. */
-                        static const char hex[] = "0123456789abcdef";
-                        uint8_t mid[NSID_ID128_SIZE];
-                        if (w->need_mid)
-                                w->mid_r = nsid_proc_read_machine_id(w->proc, arg.timeout_ms,
-                                                                     mid);
-                        if (w->need_mid && w->mid_r == 0) {
-                                for (size_t k = 0; k < NSID_ID128_SIZE; k++) {
-                                        w->mid_hex[2 * k] = hex[mid[k] >> 4];
-                                        w->mid_hex[2 * k + 1] = hex[mid[k] & 15];
-                                }
-                                w->mid_hex[32] = '\0';
+        if (j->phase == PHASE_MACHINE_ID) {
+                /* Bounded (a worker, killed after --timeout): a container whose /etc never
+                 * answers costs its own row the bound, not the others. The result (or the
+                 * failure) is handed to set_prepare. */
+                static const char hex[] = "0123456789abcdef";
+                uint8_t mid[NSID_ID128_SIZE];
+                if (w->need_mid)
+                        w->mid_r = nsid_proc_read_machine_id(w->proc, arg.timeout_ms, mid);
+                if (w->need_mid && w->mid_r == 0) {
+                        for (size_t k = 0; k < NSID_ID128_SIZE; k++) {
+                                w->mid_hex[2 * k] = hex[mid[k] >> 4];
+                                w->mid_hex[2 * k + 1] = hex[mid[k] & 15];
                         }
-                        explicit_bzero(mid, sizeof(mid));
-                } else if (w->job_kind == JOB_SET)
-                        set_apply(&w->job);
-                else if (w->job_kind == JOB_GET)
-                        w->get_r = nsid_nfs_client_get_identifier(w->netns, arg.timeout_ms,
-                                                                  &w->get_ident);
-        }
+                        w->mid_hex[32] = '\0';
+                }
+                explicit_bzero(mid, sizeof(mid));
+        } else if (w->job_kind == JOB_SET)
+                set_apply(&w->job);
+        else if (w->job_kind == JOB_GET)
+                w->get_r = nsid_nfs_client_get_identifier(w->netns, arg.timeout_ms, &w->get_ident);
 }
 
 /* Up to 4 workers per CPU in flight (they mostly wait on the kernel), at most 32. */
 static void pool_run(row *rows, size_t n, int phase) {
-        pool p = { .rows = rows, .n = n, .phase = phase };
-        pthread_t t[32];
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t k = (size_t) (cpus > 0 ? cpus : 1) * 4, started = 0;
+        phase_job j = { .rows = rows, .phase = phase };
 
-        if (k > 32)
-                k = 32;
-        if (k > n)
-                k = n;
-        for (size_t i = 1; i < k; i++)
-                if (pthread_create(&t[started], NULL, pool_thread, &p) == 0)
-                        started++;
-        (void) pool_thread(&p);
-        for (size_t i = 0; i < started; i++)
-                (void) pthread_join(t[i], NULL);
+        pool_for_each(n, 32, phase_row, &j);
 }
 
 /* Liveness from this scan: a binding from another boot, or for an inode no live netns has, is
