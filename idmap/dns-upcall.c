@@ -380,7 +380,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                         logmsg(LOG_WARNING, "dns: key %d: malformed worker reply", key);
         }
         /* nothing privileged is left to do: the key is answered with none */
-        (void) caps_keep(0);
+        (void) caps_keep(0, 0, NULL);
         /* an answer read for a process that has exited meanwhile is not used */
         if (r >= 0)
                 r = nsid_proc_check_alive(rq.proc);

@@ -125,7 +125,7 @@ typedef struct lookup {
 } lookup;
 
 static void drop_all_caps(key_serial_t key) {
-        int r = caps_keep(0); /* idempotent: nothing changes after the first call */
+        int r = caps_keep(0, 0, NULL); /* idempotent: nothing changes after the first call */
         if (r < 0)
                 logmsg(LOG_WARNING, "key %d: cannot drop capabilities: %s", key, strerror(-r));
 }

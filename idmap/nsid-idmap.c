@@ -312,7 +312,7 @@ static int run_admin(const char *prog, const args *a, int argc, char **argv) {
 
         /* Privileges (see nsid-idmap(8), SECURITY): -c/-u/-g/-r need CAP_SYS_ADMIN (the
          * kernel lets root clear .id_resolver and invalidate its keys); -l and -d need none. */
-        r = caps_keep(a->clear || a->name ? CAPBIT(CAP_SYS_ADMIN) : 0);
+        r = caps_keep(a->clear || a->name ? CAPBIT(CAP_SYS_ADMIN) : 0, 0, NULL);
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
         if (a->domain)
@@ -339,7 +339,7 @@ static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
          * (CAP_SETGID, CAP_SETUID) and empties its bounding set (CAP_SETPCAP): see
          * nsid_worker_drop_privileges(). Dropped as soon as each step is done. */
         r = caps_keep(CAPBIT(CAP_SYS_ADMIN) | CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_SYS_PTRACE) |
-                      CAPBIT(CAP_SETUID) | CAPBIT(CAP_SETGID) | CAPBIT(CAP_SETPCAP));
+                      CAPBIT(CAP_SETUID) | CAPBIT(CAP_SETGID) | CAPBIT(CAP_SETPCAP), 0, NULL);
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 

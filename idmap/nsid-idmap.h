@@ -139,10 +139,9 @@ void fastpath_cancel(fastpath_call *c);
  * there is no daemon or no usable reply within timeout_ms. */
 int fastpath_route(const char *socket_path, unsigned timeout_ms, pid_t pid);
 
-/* Privileges: keep only the capabilities in the mask (CAP_TO_MASK bits, 64-bit), drop the
- * rest for good (no_new_privs too). -errno on failure. */
-#define CAPBIT(c) (UINT64_C(1) << (c))
-int caps_keep(uint64_t keep);
+/* Privileges: caps_keep() of the shared layer (shared/caps.h), without its flags: this
+ * program never execs, so the bounding set stays. */
+#include "caps.h"
 
 /* The three modes. Each returns the exit status. */
 int idmap_upcall(const idmap_opts *o, const char *serial, const char *desc);

@@ -638,49 +638,6 @@ void watchdog_arm(key_serial_t key, unsigned seconds, unsigned neg_timeout, int 
         alarm(seconds);
 }
 
-/* Keep only the capabilities in `keep` (a mask of CAP_* bits; those the process does not
- * have are not gained): effective = permitted = keep & permitted, inheritable and ambient
- * emptied, and no_new_privs set (nothing exec()ed later could regain any). The first call
- * reads the sets (capget); later ones know them, since only this function changes them
- * (this program neither execs nor joins a user namespace): at most one capset each, and
- * one prctl in all. Not the bounding set: this program never execs. Returns 0 or -errno
- * (then the capabilities are unchanged). */
-int caps_keep(uint64_t keep) {
-        static bool known, nnp;
-        static uint64_t perm_now; /* permitted = effective after the last call */
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-        struct __user_cap_data_struct d[2] = {};
-        uint64_t k;
-        bool change;
-
-        if (!known) {
-                if (syscall(SYS_capget, &h, d) < 0)
-                        return -errno;
-                uint64_t perm = ((uint64_t) d[1].permitted << 32) | d[0].permitted;
-                uint64_t eff = ((uint64_t) d[1].effective << 32) | d[0].effective;
-                k = keep & perm;
-                change = k != perm || k != eff || d[0].inheritable != 0 || d[1].inheritable != 0;
-        } else {
-                k = keep & perm_now;
-                change = k != perm_now;
-        }
-        if (change) {
-                memset(d, 0, sizeof(d));
-                d[0].permitted = d[0].effective = (uint32_t) k;
-                d[1].permitted = d[1].effective = (uint32_t) (k >> 32);
-                if (syscall(SYS_capset, &h, d) < 0)
-                        return -errno;
-        }
-        known = true;
-        perm_now = k;
-        if (!nnp) {
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                        return -errno;
-                nnp = true;
-        }
-        return 0;
-}
-
 /* Lazily loaded libraries (lazylib.h). */
 struct lazy_nfsidmap lazy_nfsidmap;
 struct lazy_cares lazy_cares;

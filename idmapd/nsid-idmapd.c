@@ -33,6 +33,7 @@
 #include <nsid/conffile.h>
 #include <nsid/log.h>
 
+#include "caps.h"
 #include "idmapd.h"
 #include "idmapd-cache.h"
 #include "idmapd-resolve.h"
@@ -240,62 +241,25 @@ static int load_config(void) {
 static const cap_value_t kept_caps[] = { CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE,
                                          CAP_SYS_CHROOT, CAP_SETUID, CAP_SETGID };
 
-static bool cap_is_kept(cap_value_t c) {
-        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
-                if (kept_caps[i] == c)
-                        return true;
-        return false;
-}
-
+/* Only kept_caps from now on, in every set (the bounding set too: under systemd the unit's
+ * CapabilityBoundingSet= has done that already), uid 0 gaining nothing by exec() (nothing
+ * here execs; a plugin must not either), no_new_privs. A kept capability the daemon was not
+ * given is named: some namespaces will not be served. */
 static int drop_capabilities(void) {
-        cap_t cur = cap_get_proc(), want = NULL;
-        int r = 0;
-        if (!cur)
-                return -errno;
-        /* Bounding set first: shrinking it needs CAP_SETPCAP, dropped below. Under systemd
-         * the unit's CapabilityBoundingSet= has done this already (without CAP_SETPCAP). */
-        for (cap_value_t c = 0; CAP_IS_SUPPORTED(c); c++) {
-                if (cap_is_kept(c) || cap_get_bound(c) != 1)
-                        continue;
-                if (cap_drop_bound(c) < 0) {
-                        char *name = cap_to_name(c);
-                        dm_log(LOG_WARNING, NULL, "cannot drop %s from the bounding set: %s",
-                               name ? name : "?", strerror(errno));
-                        cap_free(name);
-                }
-        }
-        /* exec() by uid 0 gains nothing (nothing here execs; a plugin must not either) */
-        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-                  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED, 0, 0, 0) < 0)
-                dm_log(LOG_DEBUG, NULL, "securebits not set: %s", strerror(errno));
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-                r = -errno;
-                goto out;
-        }
-        (void) cap_reset_ambient();
-        want = cap_init();
-        if (!want) {
-                r = -errno;
-                goto out;
-        }
-        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
-                cap_flag_value_t v = CAP_CLEAR;
-                if (cap_get_flag(cur, kept_caps[i], CAP_PERMITTED, &v) == 0 && v == CAP_SET) {
-                        (void) cap_set_flag(want, CAP_PERMITTED, 1, &kept_caps[i], CAP_SET);
-                        (void) cap_set_flag(want, CAP_EFFECTIVE, 1, &kept_caps[i], CAP_SET);
-                } else {
+        uint64_t keep = 0, missing = 0;
+        int r;
+
+        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
+                keep |= CAPBIT(kept_caps[i]);
+        r = caps_keep(keep, CAPS_BOUNDING | CAPS_SECUREBITS, &missing);
+        for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++)
+                if (missing & CAPBIT(kept_caps[i])) {
                         char *name = cap_to_name(kept_caps[i]);
                         dm_log(LOG_WARNING, NULL, "%s is not permitted: some namespaces will "
                                "not be served (see nsid-idmapd(8), CAPABILITIES)",
                                name ? name : "?");
                         cap_free(name);
                 }
-        }
-        if (cap_set_proc(want) < 0)
-                r = -errno;
-out:
-        cap_free(want);
-        cap_free(cur);
         return r;
 }
 

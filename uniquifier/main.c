@@ -111,19 +111,32 @@ static int restrict_privileges(const char *cmd) {
         static const cap_value_t writer[] = { CAP_SYS_CHROOT, CAP_SYS_PTRACE, CAP_SYS_ADMIN };
         static const cap_value_t reader[] = { CAP_SYS_PTRACE, CAP_SYS_ADMIN };
         bool ro = strcmp(cmd, "list") == 0 || strcmp(cmd, "check") == 0;
-        char *text = NULL;
+        const cap_value_t *keep = ro ? reader : writer;
+        size_t n = ro ? 2 : 3;
+        uint64_t mask = 0, missing = 0;
         int r;
 
-        r = caps_restrict(ro ? reader : writer, ro ? 2 : 3, &text);
+        for (size_t i = 0; i < n; i++)
+                mask |= CAPBIT(keep[i]);
+        r = caps_keep(mask, CAPS_BOUNDING, &missing);
         if (r < 0) {
                 errorf("cannot drop capabilities: %s", strerror(-r));
                 return r;
         }
-        if (arg.verbose)
-                errorf("capabilities kept: %s", text && *text && strcmp(text, "=") != 0
-                                                        ? text
-                                                        : "none");
-        free(text);
+        if (arg.verbose) {
+                /* as libcap's cap_to_text() writes the set: "cap_a,cap_b=ep", by number */
+                char text[256] = "";
+                for (cap_value_t c = 0; c < 64; c++) {
+                        if (!(mask & ~missing & CAPBIT(c)))
+                                continue;
+                        char *name = cap_to_name(c);
+                        size_t l = strlen(text);
+                        snprintf(text + l, sizeof(text) - l, "%s%s", l ? "," : "",
+                                 name ? name : "?");
+                        cap_free(name);
+                }
+                errorf("capabilities kept: %s%s", text[0] ? text : "none", text[0] ? "=ep" : "");
+        }
         return 0;
 }
 

@@ -145,5 +145,5 @@ int main(void) {
                 cmocka_unit_test(test_conf),
                 cmocka_unit_test(test_edges),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return run_test_group(tests, NULL, NULL);
 }
