@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "parse-util.h"
 
 static bool is_hex64(const char *s, size_t n) {
         if (n != ENGINE_ID_MAX)
@@ -30,16 +31,6 @@ static bool has_suffix(const char *s, size_t n, const char *p) {
         return n >= k && memcmp(s + n - k, p, k) == 0;
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* A name: printable ASCII, no "/" (it came from one path component), systemd's \xNN undone
  * when unescape. false if empty, too long or it would decode to something unprintable. */
 static bool take_name(const char *s, size_t n, bool unescape, char out[ENGINE_NAME_MAX + 1]) {
@@ -50,8 +41,8 @@ static bool take_name(const char *s, size_t n, bool unescape, char out[ENGINE_NA
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
                 if (unescape && c == '\\' && i + 3 < n && s[i + 1] == 'x' &&
-                    hexval(s[i + 2]) >= 0 && hexval(s[i + 3]) >= 0) {
-                        c = (unsigned char) (hexval(s[i + 2]) * 16 + hexval(s[i + 3]));
+                    unhexchar(s[i + 2]) >= 0 && unhexchar(s[i + 3]) >= 0) {
+                        c = (unsigned char) (unhexchar(s[i + 2]) * 16 + unhexchar(s[i + 3]));
                         i += 3;
                 }
                 if (c < 0x21 || c > 0x7e || k >= ENGINE_NAME_MAX)

@@ -12,6 +12,7 @@
 #include <nsid/identity.h>
 
 #include "nsidctl.h"
+#include "parse-util.h"
 #include "std-fds.h"
 
 #ifndef NSID_VERSION
@@ -132,20 +133,6 @@ static void help(void) {
                NSID_SYSCONF_FILE, NSID_STATE_DIR);
 }
 
-static int parse_number(const char *s, long min, long max, long *ret) {
-        char *end;
-        long v;
-
-        if (!s || *s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || *end || v < min || v > max)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 enum {
         OPT_JSON = 0x100,
         OPT_COLOR,
@@ -263,7 +250,7 @@ static int parse_argv(int argc, char **argv, parsed *pa) {
                 { "version", no_argument, NULL, OPT_VERSION },
                 {},
         };
-        long v;
+        uint64_t v;
         int o;
 
         arg.state_dir = secure_getenv("NSID_STATE_DIR");
@@ -298,7 +285,7 @@ static int parse_argv(int argc, char **argv, parsed *pa) {
                         arg.socket_path = optarg;
                         break;
                 case OPT_TIMEOUT:
-                        if (parse_number(optarg, 1, 3600000, &v) < 0) {
+                        if (parse_u64_range(optarg, 1, 3600000, &v) < 0) {
                                 errorf("invalid --timeout '%s' (milliseconds)", optarg);
                                 return EXIT_USAGE;
                         }
@@ -328,7 +315,7 @@ static int parse_argv(int argc, char **argv, parsed *pa) {
                         arg.key_source = o == OPT_KEY ? NSID_KEY_EXPLICIT : NSID_KEY_CONTAINER_ID;
                         break;
                 case OPT_PID:
-                        if (parse_number(optarg, 1, 4194304, &v) < 0) {
+                        if (parse_u64_range(optarg, 1, 4194304, &v) < 0) {
                                 errorf("invalid --pid '%s'", optarg);
                                 return EXIT_USAGE;
                         }
@@ -350,7 +337,7 @@ static int parse_argv(int argc, char **argv, parsed *pa) {
                         arg.server = true;
                         break;
                 case OPT_WINDOW:
-                        if (parse_number(optarg, 0, 3600, &v) < 0) {
+                        if (parse_u64_range(optarg, 0, 3600, &v) < 0) {
                                 errorf("invalid --window '%s' (seconds, 0..3600)", optarg);
                                 return EXIT_USAGE;
                         }
@@ -369,7 +356,7 @@ static int parse_argv(int argc, char **argv, parsed *pa) {
                         arg.history = optarg;
                         break;
                 case OPT_DURATION:
-                        if (parse_number(optarg, 1, 31536000, &v) < 0) {
+                        if (parse_u64_range(optarg, 1, 31536000, &v) < 0) {
                                 errorf("invalid --duration '%s' (seconds, 1..31536000)", optarg);
                                 return EXIT_USAGE;
                         }

@@ -1,34 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nsid-uniquifier: the command line's numbers, the state directory and registry, and the
  * context every subcommand sets namespaces with (secret, registry, outcome counts). */
+#include "parse-util.h"
 #include "uniquifier.h"
 
-/* Plain decimal (no sign, no blank) within min..max. */
-static int parse_decimal(const char *s, long min, long max, long *ret) {
-        char *end;
-        long v;
-
-        if (!s || !*s || *s < '0' || *s > '9')
-                return -EINVAL;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || *end || v < min || v > max)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 int parse_pid_arg(const char *s, pid_t *ret) {
-        long v;
-        int r = parse_decimal(s, 1, 4194304, &v);
+        uint64_t v;
+        int r = parse_u64_range(s, 1, 4194304, &v);
         if (r >= 0)
                 *ret = (pid_t) v;
         return r;
 }
 
 int parse_timeout_arg(const char *s, int *ret) {
-        long v;
-        int r = parse_decimal(s, 1, 3600000, &v);
+        uint64_t v;
+        int r = parse_u64_range(s, 1, 3600000, &v);
         if (r >= 0)
                 *ret = (int) v;
         return r;

@@ -64,6 +64,17 @@ int parse_pid(const char *s, int *ret) {
         return 0;
 }
 
+int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *ret) {
+        uint64_t v;
+        int r = parse_u64_max(s, max, &v);
+        if (r < 0)
+                return r;
+        if (v < min)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
 int split_fields(const char *line, size_t len, const char **f, size_t *fl, size_t max) {
         size_t k = 0, start = 0;
 

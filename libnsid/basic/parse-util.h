@@ -20,6 +20,8 @@ int parse_u64_n(const char *s, size_t len, uint64_t max, uint64_t *ret);
 int parse_u64_n_canonical(const char *s, size_t len, uint64_t max, uint64_t *ret);
 /* A pid: 1 .. 2^22 (PID_MAX_LIMIT). */
 int parse_pid(const char *s, int *ret);
+/* parse_u64_max(), and -ERANGE below min: a command-line value within min..max. */
+int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
 /* Split a line of len bytes into fields separated by single blanks, at most max of them; one
  * trailing '\n' is dropped. f[i]/fl[i] point into line (not NUL-terminated). Returns the
