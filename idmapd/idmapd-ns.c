@@ -18,6 +18,7 @@
 #include <nsid/registry.h>
 
 #include "idmapd.h"
+#include "paths.h"
 #include "idmapd-cache.h"
 #include "idmapd-resolve.h"
 #include "idmapd-kernel.h"
@@ -573,7 +574,7 @@ static void registry_prune(const nsid_netns_info *v, size_t n, int64_t scan_star
         if (nsid_boot_id(pv.boot_id) < 0)
                 return;
         char path[300];
-        snprintf(path, sizeof(path), "%s/%s", dm.cfg.state_dir, NSID_REGISTRY_FILE);
+        (void) paths_registry(NULL, dm.cfg.state_dir, path, sizeof(path));
         nsid_registry *reg = NULL;
         if (access(path, F_OK) < 0 || nsid_registry_open(path, 0, &reg) < 0)
                 return;

@@ -35,6 +35,7 @@
 #include <nsid/resolv.h>
 
 #include "idmapd.h"
+#include "paths.h"
 #include "idmapd-resolve.h"
 #include "idmapd-load.h"
 #include "idmapd-nss.h"
@@ -476,7 +477,7 @@ static void set_identifier(dm_resolver *r) {
 
         pthread_mutex_lock(&identifier_lock);
         char regpath[300];
-        snprintf(regpath, sizeof(regpath), "%s/%s", dm.cfg.state_dir, NSID_REGISTRY_FILE);
+        (void) paths_registry(NULL, dm.cfg.state_dir, regpath, sizeof(regpath));
         e = nsid_host_secret_load(NULL, dm.cfg.state_dir, secret, NULL);
         if (e < 0) {
                 snprintf(res.text, sizeof(res.text), "failed: host secret: %s", strerror(-e));

@@ -35,6 +35,7 @@
 
 #include "caps.h"
 #include "idmapd.h"
+#include "paths.h"
 #include "idmapd-cache.h"
 #include "idmapd-resolve.h"
 #include "idmapd-kernel.h"
@@ -205,8 +206,9 @@ static int load_config(void) {
         nsid_conf_unref(conf);
         if (idmapd_conf_arg)
                 snprintf(c.idmapd_conf, sizeof(c.idmapd_conf), "%s", idmapd_conf_arg);
-        snprintf(c.socket_path, sizeof(c.socket_path), "%s", dm.cfg.socket_path[0] ? dm.cfg.socket_path
-                                                             : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME);
+        char sock[sizeof(c.socket_path)];
+        snprintf(c.socket_path, sizeof(c.socket_path), "%s",
+                 paths_ctl_socket(dm.cfg.socket_path, sock, sizeof(sock)));
         dm.cfg = c;
         return 0;
 }
@@ -434,8 +436,8 @@ static int parse_argv(int argc, char **argv, args *a) {
 
 /* --status and --ctl: a client of the running daemon */
 static int run_client(const args *a) {
-        const char *sock = dm.cfg.socket_path[0] ? dm.cfg.socket_path
-                                                 : NSID_RUN_DIR "/" NSID_CTL_SOCKET_NAME;
+        char buf[sizeof(dm.cfg.socket_path)];
+        const char *sock = paths_ctl_socket(dm.cfg.socket_path, buf, sizeof(buf));
         return a->status ? dm_status_client(sock, a->json, a->legend) : dm_ctl_command(sock, a->ctl);
 }
 

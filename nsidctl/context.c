@@ -10,6 +10,7 @@
 #include <nsid/registry.h>
 
 #include "nsidctl.h"
+#include "paths.h"
 
 static nsid_conf *conf;
 static int conf_error;
@@ -29,25 +30,15 @@ nsid_conf *ctx_config(int *ret_error) {
 }
 
 const char *ctx_state_dir(void) {
-        if (arg.state_dir)
-                return arg.state_dir;
-        nsid_conf *c = ctx_config(NULL);
-        const char *v = c ? nsid_conf_get_value(c, "idmapd", "state-dir") : NULL;
-        return v ? v : NSID_STATE_DIR;
+        return paths_state_dir(arg.state_dir, arg.state_dir ? NULL : ctx_config(NULL));
 }
 
 const char *ctx_registry_path(void) {
-        if (arg.registry_path)
-                return arg.registry_path;
-        snprintf(registry_buf, sizeof(registry_buf), "%s/%s", ctx_state_dir(), NSID_REGISTRY_FILE);
-        return registry_buf;
+        return paths_registry(arg.registry_path, ctx_state_dir(), registry_buf, sizeof(registry_buf));
 }
 
 const char *ctx_socket_path(void) {
-        if (arg.socket_path)
-                return arg.socket_path;
-        snprintf(socket_buf, sizeof(socket_buf), "%s/%s", NSID_RUN_DIR, NSID_CTL_SOCKET_NAME);
-        return socket_buf;
+        return paths_ctl_socket(arg.socket_path, socket_buf, sizeof(socket_buf));
 }
 
 const char *ctx_idmapd_conf(void) {

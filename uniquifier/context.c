@@ -2,6 +2,7 @@
 /* nsid-uniquifier: the command line's numbers, the state directory and registry, and the
  * context every subcommand sets namespaces with (secret, registry, outcome counts). */
 #include "parse-util.h"
+#include "paths.h"
 #include "uniquifier.h"
 
 int parse_pid_arg(const char *s, pid_t *ret) {
@@ -45,8 +46,8 @@ int config_state_dir(void) {
                        NSID_STATE_DIR);
                 return 0;
         }
-        const char *v = nsid_conf_get_value(conf, "idmapd", "state-dir");
-        if (v && strcmp(v, NSID_STATE_DIR) != 0) {
+        const char *v = paths_state_dir(NULL, conf);
+        if (strcmp(v, NSID_STATE_DIR) != 0) {
                 snprintf(config_state_dir_buf, sizeof(config_state_dir_buf), "%s", v);
                 arg.state_dir = config_state_dir_buf;
         }
@@ -55,11 +56,8 @@ int config_state_dir(void) {
 }
 
 const char *registry_path(void) {
-        if (arg.registry_path)
-                return arg.registry_path;
-        snprintf(registry_default, sizeof(registry_default), "%s/%s",
-                 arg.state_dir ? arg.state_dir : NSID_STATE_DIR, NSID_REGISTRY_FILE);
-        return registry_default;
+        return paths_registry(arg.registry_path, paths_state_dir(arg.state_dir, NULL),
+                              registry_default, sizeof(registry_default));
 }
 
 /* ---- context shared by the subcommands ---- */
