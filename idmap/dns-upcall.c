@@ -36,6 +36,7 @@
 #include <nsid/worker.h>
 
 #include "dns-reply.h"
+#include "macro.h"
 #include "nsid-idmap.h"
 #define LAZY_WANT_CARES
 #include "lazylib.h"
@@ -227,7 +228,8 @@ static int dns_worker(int fd, void *userdata) {
         const dns_job *job = userdata;
         const nsid_dns_request *req = job->req;
         uint64_t start = now_ms();
-        char *hosts = NULL, *resolv = NULL, err[256] = "", cs[256] = "127.0.0.1 (default)";
+        _cleanup_free_ char *hosts = NULL, *resolv = NULL;
+        char err[256] = "", cs[256] = "127.0.0.1 (default)";
         size_t hosts_size = 0, resolv_size = 0;
         nsid_resolvconf rc;
         dns_lookup l = {};
@@ -247,7 +249,7 @@ static int dns_worker(int fd, void *userdata) {
         r = nsid_worker_drop_privileges();
         if (r < 0) {
                 dprintf(fd, "drop=%d\n", -r);
-                goto out;
+                return 0;
         }
 
         (void) nsid_resolvconf_parse(resolv ? resolv : "", resolv_size, &rc);
@@ -273,7 +275,7 @@ static int dns_worker(int fd, void *userdata) {
                 dprintf(fd, "src=dns\nservers=%s\n", cs);
                 if (!job->have_cares) {
                         dprintf(fd, "ares=%d\n", ARES_ENOTINITIALIZED);
-                        goto out;
+                        return 0;
                 }
                 /* c-ares keys its query ids from /dev/urandom, which the empty root lacks;
                  * its fallback is rand(): seeded here from the kernel, not left at 1. */
@@ -284,7 +286,7 @@ static int dns_worker(int fd, void *userdata) {
                         dprintf(fd, "ares=%d\n", r == ARES_SUCCESS ? ARES_ENODATA : r);
                         if (err[0])
                                 dprintf(fd, "err=%s\n", err);
-                        goto out;
+                        return 0;
                 }
                 dprintf(fd, "ttl=%u\n", l.ttl);
         }
@@ -293,22 +295,19 @@ static int dns_worker(int fd, void *userdata) {
                 if (inet_ntop(l.addrs[i].family, l.addrs[i].addr, t, sizeof(t)))
                         dprintf(fd, "addr=%s\n", t);
         }
-out:
-        free(hosts);
-        free(resolv);
         return 0;
 }
 
 int dns_upcall(const idmap_opts *o, const char *serial_s) {
         char esc[512], who[512];
         key_serial_t key;
-        char *d = NULL, *callout = NULL;
+        _cleanup_free_ char *d = NULL, *callout = NULL;
         nsid_key_describe kd;
         nsid_dns_request req;
-        requester rq = { .pidfd = -1 };
+        _cleanup_(requester_done) requester rq = { .pidfd = -1 };
         dns_lookup l = {};
         const char *source;
-        int r, status = 1, callout_len;
+        int r, callout_len;
 
         r = parse_key_serial(serial_s, &key);
         if (r < 0) {
@@ -328,7 +327,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_ERR, "dns: key %d: rejected: not a dns_resolver key (\"%s\")", key,
                        log_escape(d, strlen(d), esc, sizeof(esc)));
                 key_reject(key, DNS_INVALID_TTL, EKEYREJECTED);
-                goto out;
+                return 1;
         }
         log_escape(kd.description, kd.description_len, esc, sizeof(esc));
         callout_len = keyctl_read_alloc(KEY_SPEC_REQKEY_AUTH_KEY, (void **) &callout);
@@ -336,7 +335,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_ERR, "dns: key %d (%s): cannot read the callout info: %s", key, esc,
                        strerror(errno));
                 key_reject(key, DNS_INVALID_TTL, EKEYREJECTED);
-                goto out;
+                return 1;
         }
         r = nsid_dns_request_parse(kd.description, kd.description_len, callout,
                                    (size_t) callout_len, &req);
@@ -347,7 +346,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                        log_escape(callout, (size_t) callout_len, cesc, sizeof(cesc)));
                 key_reject(key, r == -EOPNOTSUPP ? 60 : DNS_INVALID_TTL,
                            r == -EOPNOTSUPP ? EOPNOTSUPP : EKEYREJECTED);
-                goto out;
+                return 1;
         }
 
         r = requester_find(key, &rq);
@@ -356,7 +355,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 /* Without the requester there is no namespace to resolve in. */
                 logmsg(LOG_ERR, "dns: key %d: %s: %s; rejected", key, esc, who);
                 key_reject(key, DNS_INVALID_TTL, ESRCH);
-                goto out;
+                return 1;
         }
 
         /* c-ares is loaded here: the worker that uses it stands in an empty root. */
@@ -394,7 +393,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                                        : strerror(-r),
                        DNS_INVALID_TTL, who);
                 key_reject(key, DNS_INVALID_TTL, EAGAIN);
-                goto out;
+                return 1;
         }
         if (dr.hosts_err != 0 && dr.hosts_err != ENOENT)
                 logmsg(LOG_WARNING, "dns: key %d: cannot read the requester's /etc/hosts: %s",
@@ -406,7 +405,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
         if (dr.ares >= 0 && !have_cares) {
                 logmsg(LOG_ERR, "dns: key %d: %s: no c-ares; rejected; %s", key, esc, who);
                 key_reject(key, 1, EAGAIN);
-                goto out;
+                return 1;
         }
         if (dr.ares >= 0) {
                 int e;
@@ -416,7 +415,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                        "(%s) for %us; %s", key, esc, ares_strerror(dr.ares),
                        dr.err[0] ? ": " : "", dr.err, dr.servers, strerror(e), ttl, who);
                 key_reject(key, ttl, e);
-                goto out;
+                return 1;
         }
         l = dr.l;
 
@@ -441,7 +440,7 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_WARNING, "dns: key %d: %s: no address of the requested family; "
                        "negative key (%s) for 60s; %s", key, esc, strerror(ENODATA), who);
                 key_reject(key, 60, ENODATA);
-                goto out;
+                return 1;
         }
         unsigned ttl = l.ttl < DNS_MIN_TTL ? DNS_MIN_TTL : l.ttl > DNS_MAX_TTL ? DNS_MAX_TTL : l.ttl;
         r = key_answer(key, payload, off + 1, ttl);
@@ -449,14 +448,9 @@ int dns_upcall(const idmap_opts *o, const char *serial_s) {
                 logmsg(LOG_ERR, "dns: key %d: %s: cannot instantiate: %s; rejected; %s", key,
                        esc, strerror(-r), who);
                 key_reject(key, 1, (unsigned) -r);
-                goto out;
+                return 1;
         }
         logmsg(LOG_INFO, "dns: key %d: %s -> %s (%s, timeout %us); %s", key, esc, payload,
                source, ttl, who);
-        status = 0;
-out:
-        requester_done(&rq);
-        free(callout);
-        free(d);
-        return status;
+        return 0;
 }

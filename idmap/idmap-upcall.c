@@ -27,6 +27,7 @@
 #include "fmt-util.h"
 #include "idmap-lookup.h"
 #include "idmap-strategy.h"
+#include "macro.h"
 #include "nsid-idmap.h"
 
 
@@ -510,8 +511,14 @@ static idmap_outcome (*const strategies[_IDMAP_STRATEGY_MAX])(lookup *l) = {
         [IDMAP_ANSWER] = strategy_answer,
 };
 
+static void lookup_done(lookup *l) {
+        fastpath_cancel(&l->fc);
+        requester_done(&l->rq);
+        free(l->desc_heap);
+}
+
 int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg) {
-        lookup l = {
+        _cleanup_(lookup_done) lookup l = {
                 .o = o,
                 .rq = { .pidfd = -1 },
                 .rq_r = -ENODATA,
@@ -524,15 +531,12 @@ int idmap_upcall(const idmap_opts *o, const char *serial_s, const char *desc_arg
         };
         idmap_outcome outcome = IDMAP_NEXT;
 
-        if (lookup_begin(&l, serial_s, desc_arg) >= 0) {
-                lookup_plan(&l);
-                lookup_find_requester(&l);
-                for (idmap_strategy s = idmap_strategy_next(&l.plan, IDMAP_START, outcome);
-                     s != IDMAP_END; s = idmap_strategy_next(&l.plan, s, outcome))
-                        outcome = strategies[s](&l);
-        }
-        fastpath_cancel(&l.fc);
-        requester_done(&l.rq);
-        free(l.desc_heap);
+        if (lookup_begin(&l, serial_s, desc_arg) < 0)
+                return l.status;
+        lookup_plan(&l);
+        lookup_find_requester(&l);
+        for (idmap_strategy s = idmap_strategy_next(&l.plan, IDMAP_START, outcome); s != IDMAP_END;
+             s = idmap_strategy_next(&l.plan, s, outcome))
+                outcome = strategies[s](&l);
         return l.status;
 }

@@ -39,6 +39,7 @@
 #include <nsid/worker.h>
 
 #include "idmapd-load.h"
+#include "macro.h"
 
 #define CONF_MAX (1024u * 1024u)
 #define REPLY_MAX DM_LOAD_REPLY_MAX
@@ -161,14 +162,49 @@ typedef struct emit_state {
         uint64_t n;
 } emit_state;
 
+static void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+
+DEFINE_UNREF_CLEANUP(nsid_userdb, nsid_userdb_unref)
+
+/* Every kept name, by walking the text again through the database: a name is emitted when
+ * the database gives it back for its own id and name. */
+static void emit_names(FILE *out, nsid_userdb *db, const char *t, size_t ts, bool users,
+                       uint64_t *count) {
+        const char *p = t, *e = t ? t + ts : NULL;
+
+        while (p && p < e) {
+                const char *nl = memchr(p, '\n', (size_t) (e - p));
+                const char *le = nl ? nl : e;
+                const char *c = memchr(p, ':', (size_t) (le - p));
+                char name[NSID_USERDB_NAME_MAX + 1];
+                uint32_t id;
+                if (c && c > p && (size_t) (c - p) <= NSID_USERDB_NAME_MAX) {
+                        memcpy(name, p, (size_t) (c - p));
+                        name[c - p] = '\0';
+                        if (users && nsid_userdb_user_by_name(db, name, &id, NULL) >= 0) {
+                                fprintf(out, "u %" PRIu32 " %s\n", id, name);
+                                (*count)++;
+                        } else if (!users && nsid_userdb_group_by_name(db, name, &id) >= 0) {
+                                fprintf(out, "g %" PRIu32 " %s\n", id, name);
+                                (*count)++;
+                        }
+                }
+                p = nl ? nl + 1 : e;
+        }
+}
+
 static int load_worker(int fd, void *userdata) {
         const load_job *job = userdata;
-        char *passwd = NULL, *group = NULL, *conf = NULL, *nss = NULL, *domain = NULL;
+        _cleanup_free_ char *passwd = NULL, *group = NULL, *conf = NULL, *nss = NULL,
+                            *domain = NULL;
         size_t passwd_size = 0, group_size = 0, conf_size = 0, nss_size = 0;
         int perr, gerr, cerr, nerr, r;
-        nsid_userdb *db = NULL;
+        _cleanup_(nsid_userdb_unrefp) nsid_userdb *db = NULL;
+        _cleanup_(fclosep) FILE *out = NULL;
         nss_sources pw, gr;
-        FILE *out = NULL;
 
         int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
@@ -187,12 +223,10 @@ static int load_worker(int fd, void *userdata) {
         /* nothing above is parsed; from here on nothing is privileged */
         r = nsid_worker_drop_privileges();
         if (r < 0)
-                goto out;
+                return r;
         out = fdopen(fd, "w");
-        if (!out) {
-                r = -errno;
-                goto out;
-        }
+        if (!out)
+                return -errno;
 
         /* (as libnfsidmap reads it: nsid/nfsconf.h) */
         if (cerr >= 0 && nsid_nfsconf_get(conf, conf_size, "General", "Domain", &domain) < 0)
@@ -209,10 +243,8 @@ static int load_worker(int fd, void *userdata) {
         bool files_only = false;
         if (nerr == -ENOENT)
                 pw = gr = (nss_sources) { .n = 1, .name = { "files" } };
-        else if (nerr < 0) {
-                r = nerr;
-                goto out;
-        }
+        else if (nerr < 0)
+                return nerr;
         if (nerr >= 0 && (nss_sources_parse(nss, nss_size, "passwd", &pw) < 0 ||
                           nss_sources_parse(nss, nss_size, "group", &gr) < 0))
                 pw = gr = (nss_sources) { .n = 1, .name = { "unknown" } };
@@ -229,57 +261,19 @@ static int load_worker(int fd, void *userdata) {
 
         uint64_t users = 0, groups = 0;
         if (files_only) {
-                if (perr < 0) {
-                        r = perr;
-                        goto out;
-                }
-                if (gerr < 0 && gerr != -ENOENT) {
-                        r = gerr;
-                        goto out;
-                }
+                if (perr < 0)
+                        return perr;
+                if (gerr < 0 && gerr != -ENOENT)
+                        return gerr;
                 r = nsid_userdb_parse(passwd, passwd_size, gerr < 0 ? NULL : group,
                                       gerr < 0 ? 0 : group_size, &db);
                 if (r < 0)
-                        goto out;
-                /* every kept name, by walking the text again through the database: a name
-                 * is emitted when the database gives it back for its own id and name */
-                for (int k = 0; k < 2; k++) {
-                        const char *t = k == 0 ? passwd : group;
-                        size_t ts = k == 0 ? passwd_size : (gerr < 0 ? 0 : group_size);
-                        const char *p = t, *e = t ? t + ts : NULL;
-                        while (p && p < e) {
-                                const char *nl = memchr(p, '\n', (size_t) (e - p));
-                                const char *le = nl ? nl : e;
-                                const char *c = memchr(p, ':', (size_t) (le - p));
-                                char name[NSID_USERDB_NAME_MAX + 1];
-                                uint32_t id;
-                                if (c && c > p && (size_t) (c - p) <= NSID_USERDB_NAME_MAX) {
-                                        memcpy(name, p, (size_t) (c - p));
-                                        name[c - p] = '\0';
-                                        if (k == 0 && nsid_userdb_user_by_name(db, name, &id, NULL) >= 0) {
-                                                fprintf(out, "u %" PRIu32 " %s\n", id, name);
-                                                users++;
-                                        } else if (k == 1 && nsid_userdb_group_by_name(db, name, &id) >= 0) {
-                                                fprintf(out, "g %" PRIu32 " %s\n", id, name);
-                                                groups++;
-                                        }
-                                }
-                                p = nl ? nl + 1 : e;
-                        }
-                }
+                        return r;
+                emit_names(out, db, passwd, passwd_size, true, &users);
+                emit_names(out, db, group, gerr < 0 ? 0 : group_size, false, &groups);
         }
         fprintf(out, "end %" PRIu64 " %" PRIu64 "\n", users, groups);
-        r = fflush(out) == 0 ? 0 : -EIO;
-out:
-        if (out)
-                (void) fclose(out);
-        nsid_userdb_unref(db);
-        free(domain);
-        free(passwd);
-        free(group);
-        free(conf);
-        free(nss);
-        return r;
+        return fflush(out) == 0 ? 0 : -EIO;
 }
 
 /* ---- the daemon's side ---- */
@@ -313,6 +307,10 @@ typedef struct text_buf {
         size_t len, alloc;
 } text_buf;
 
+static void text_buf_done(text_buf *t) {
+        free(t->p);
+}
+
 static int text_add(text_buf *t, const char *name, size_t nlen, uint64_t id, bool user) {
         char tail[48];
         int k = snprintf(tail, sizeof(tail), user ? ":x:%" PRIu64 ":65534::/:/nonexistent\n"
@@ -335,49 +333,49 @@ static int text_add(text_buf *t, const char *name, size_t nlen, uint64_t id, boo
 }
 
 int dm_context_parse_reply(const char *buf, size_t size, dm_context *c) {
-        text_buf pw = { 0 }, gr = { 0 };
+        _cleanup_(text_buf_done) text_buf pw = { 0 }, gr = { 0 };
         const char *p = buf, *end = buf + size;
         bool have_domain = false, have_pw = false, have_gr = false, have_lib = false, done = false;
         bool have_sd = false;
         uint64_t users = 0, groups = 0;
-        int r = -EBADMSG;
+        int r;
 
         if (!buf || memchr(buf, '\0', size))
                 return -EBADMSG;
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 if (!nl || done)
-                        goto out; /* every line ends with \n; nothing after "end" */
+                        return -EBADMSG; /* every line ends with \n; nothing after "end" */
                 size_t len = (size_t) (nl - p);
                 const char *sp = memchr(p, ' ', len);
                 if (!sp)
-                        goto out;
+                        return -EBADMSG;
                 size_t kl = (size_t) (sp - p), vl = len - kl - 1;
                 const char *v = sp + 1;
 #define KEY(k) (kl == strlen(k) && memcmp(p, k, kl) == 0)
                 if ((KEY("domain") || KEY("baddomain")) && !have_domain) {
                         if (vl == 0 || vl >= sizeof(c->domain) || !nsid_dns_name_valid(v, vl))
-                                goto out;
+                                return -EBADMSG;
                         memcpy(c->domain, v, vl);
                         c->domain[vl] = '\0';
                         c->baddomain = KEY("baddomain");
                         have_domain = true;
                 } else if (KEY("passwd") && !have_pw) {
                         if (parse_sources_line(v, vl, &c->passwd) < 0)
-                                goto out;
+                                return -EBADMSG;
                         have_pw = true;
                 } else if (KEY("group") && !have_gr) {
                         if (parse_sources_line(v, vl, &c->group) < 0)
-                                goto out;
+                                return -EBADMSG;
                         have_gr = true;
                 } else if (KEY("libnfsidmap") && !have_lib) {
                         if (vl != 1 || (v[0] != '0' && v[0] != '1'))
-                                goto out;
+                                return -EBADMSG;
                         c->conf_libnfsidmap = v[0] == '1';
                         have_lib = true;
                 } else if (KEY("systemd-empty") && !have_sd) {
                         if (vl != 1 || (v[0] != '0' && v[0] != '1'))
-                                goto out;
+                                return -EBADMSG;
                         c->systemd_empty = v[0] == '1';
                         have_sd = true;
                 } else if (KEY("u") || KEY("g")) {
@@ -387,11 +385,10 @@ int dm_context_parse_reply(const char *buf, size_t size, dm_context *c) {
                         if (!sp2 || nss_parse_uint(v, (size_t) (sp2 - v), UINT32_MAX - 1, &id) < 0 ||
                             !name_ok(sp2 + 1, (size_t) (v + vl - sp2 - 1)) ||
                             (user && gr.len > 0)) /* users first, then groups */
-                                goto out;
+                                return -EBADMSG;
                         r = text_add(user ? &pw : &gr, sp2 + 1, (size_t) (v + vl - sp2 - 1), id, user);
                         if (r < 0)
-                                goto out;
-                        r = -EBADMSG;
+                                return r;
                         (user ? users++ : groups++);
                 } else if (KEY("end")) {
                         const char *sp2 = memchr(v, ' ', vl);
@@ -399,31 +396,27 @@ int dm_context_parse_reply(const char *buf, size_t size, dm_context *c) {
                         if (!sp2 || nss_parse_uint(v, (size_t) (sp2 - v), UINT64_MAX, &nu) < 0 ||
                             nss_parse_uint(sp2 + 1, (size_t) (v + vl - sp2 - 1), UINT64_MAX, &ng) < 0 ||
                             nu != users || ng != groups)
-                                goto out;
+                                return -EBADMSG;
                         done = true;
                 } else
-                        goto out;
+                        return -EBADMSG;
 #undef KEY
                 p = nl + 1;
         }
         if (!done || !have_domain || !have_pw || !have_gr || !have_lib || !have_sd)
-                goto out;
+                return -EBADMSG;
         c->nss = c->conf_libnfsidmap || !nss_sources_files_only(&c->passwd, c->systemd_empty) ||
                  !nss_sources_files_only(&c->group, c->systemd_empty);
         if (c->nss && (users || groups))
-                goto out; /* a name-service context carries no database */
+                return -EBADMSG; /* a name-service context carries no database */
         c->users = users;
         c->groups = groups;
         if (!c->nss) {
                 r = nsid_userdb_parse(pw.p ? pw.p : "", pw.len, gr.p, gr.len, &c->db);
                 if (r < 0)
-                        goto out;
+                        return r;
         }
-        r = 0;
-out:
-        free(pw.p);
-        free(gr.p);
-        return r;
+        return 0;
 }
 
 static void stat_all(const nsid_proc *proc, int *errs, nsid_file_stat *st) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 
+#include "macro.h"
 #include "oci-state.h"
 
 void oci_state_done(oci_state *s) {
@@ -54,109 +55,97 @@ static int get_string(json_object *o, const char *name, size_t max, bool strict,
         return *ret ? 0 : -ENOMEM;
 }
 
+static void json_tokener_freep(json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+
+static void json_object_putp(json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+
+/* r, with why for the caller */
+static int refuse(const char **ret_error, const char *why, int r) {
+        if (ret_error)
+                *ret_error = why;
+        return r;
+}
+
 int oci_state_parse(const char *data, size_t size, oci_state *ret, const char **ret_error) {
-        json_tokener *tok = NULL;
-        json_object *root = NULL, *v, *ann;
-        oci_state s = {};
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        _cleanup_(oci_state_done) oci_state s = {};
+        json_object *v, *ann;
         const char *err = "invalid state";
-        int r = -EINVAL;
         int64_t pid;
+        int r;
 
         if (!data || !ret)
                 return -EINVAL;
-        if (size == 0) {
-                err = "empty input";
-                goto out;
-        }
-        if (size > OCI_STATE_MAX) {
-                err = "state larger than 1 MiB";
-                r = -EFBIG;
-                goto out;
-        }
-        if (memchr(data, '\0', size)) {
-                err = "NUL byte in state";
-                goto out;
-        }
+        if (size == 0)
+                return refuse(ret_error, "empty input", -EINVAL);
+        if (size > OCI_STATE_MAX)
+                return refuse(ret_error, "state larger than 1 MiB", -EFBIG);
+        if (memchr(data, '\0', size))
+                return refuse(ret_error, "NUL byte in state", -EINVAL);
         tok = json_tokener_new_ex(OCI_STATE_DEPTH);
-        if (!tok) {
-                r = -ENOMEM;
-                err = "out of memory";
-                goto out;
-        }
+        if (!tok)
+                return refuse(ret_error, "out of memory", -ENOMEM);
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         root = json_tokener_parse_ex(tok, data, (int) size);
         if (!root) {
                 enum json_tokener_error je = json_tokener_get_error(tok);
-                err = je == json_tokener_continue ? "truncated JSON"
-                      : je == json_tokener_error_depth ? "JSON nested too deeply"
-                                                       : "malformed JSON";
-                goto out;
+                return refuse(ret_error,
+                              je == json_tokener_continue      ? "truncated JSON"
+                              : je == json_tokener_error_depth ? "JSON nested too deeply"
+                                                               : "malformed JSON",
+                              -EINVAL);
         }
         /* nothing but whitespace may follow the object */
         for (size_t i = json_tokener_get_parse_end(tok); i < size; i++)
-                if (!strchr(" \t\r\n", data[i])) {
-                        err = "trailing data after the JSON object";
-                        goto out;
-                }
-        if (!json_object_is_type(root, json_type_object)) {
-                err = "state is not a JSON object";
-                goto out;
-        }
+                if (!strchr(" \t\r\n", data[i]))
+                        return refuse(ret_error, "trailing data after the JSON object", -EINVAL);
+        if (!json_object_is_type(root, json_type_object))
+                return refuse(ret_error, "state is not a JSON object", -EINVAL);
 
-        if (!json_object_object_get_ex(root, "pid", &v) || !json_object_is_type(v, json_type_int)) {
-                err = "no integer \"pid\"";
-                goto out;
-        }
+        if (!json_object_object_get_ex(root, "pid", &v) || !json_object_is_type(v, json_type_int))
+                return refuse(ret_error, "no integer \"pid\"", -EINVAL);
         errno = 0;
         pid = json_object_get_int64(v);
-        if (errno != 0 || pid <= 1 || pid > 4194304) {
-                err = "\"pid\" out of range (must be a process other than 0 and 1)";
-                goto out;
-        }
+        if (errno != 0 || pid <= 1 || pid > 4194304)
+                return refuse(ret_error,
+                              "\"pid\" out of range (must be a process other than 0 and 1)",
+                              -EINVAL);
         s.pid = (pid_t) pid;
 
         r = get_string(root, "id", OCI_ID_MAX, true, &s.id, &err,
                        "\"id\" must be 1..1024 printable ASCII characters");
         if (r < 0)
-                goto out;
-        if (!s.id) {
-                r = -EINVAL;
-                err = "no \"id\"";
-                goto out;
-        }
+                return refuse(ret_error, err, r);
+        if (!s.id)
+                return refuse(ret_error, "no \"id\"", -EINVAL);
         r = get_string(root, "status", 64, true, &s.status, &err, "bad \"status\"");
         if (r < 0)
-                goto out;
+                return refuse(ret_error, err, r);
         r = get_string(root, "bundle", 4096, false, &s.bundle, &err, "bad \"bundle\"");
         if (r < 0)
-                goto out;
+                return refuse(ret_error, err, r);
 
         if (json_object_object_get_ex(root, "annotations", &ann) &&
             !json_object_is_type(ann, json_type_null)) {
-                if (!json_object_is_type(ann, json_type_object)) {
-                        r = -EINVAL;
-                        err = "\"annotations\" is not an object";
-                        goto out;
-                }
+                if (!json_object_is_type(ann, json_type_object))
+                        return refuse(ret_error, "\"annotations\" is not an object", -EINVAL);
                 r = get_string(ann, "org.nsid.key", 1024, true, &s.nsid_key, &err,
                                "annotation org.nsid.key must be 1..1024 printable ASCII characters");
                 if (r < 0)
-                        goto out;
+                        return refuse(ret_error, err, r);
                 r = get_string(ann, "org.nsid.app", 64, true, &s.nsid_app, &err,
                                "annotation org.nsid.app must be 1..64 printable ASCII characters");
                 if (r < 0)
-                        goto out;
+                        return refuse(ret_error, err, r);
         }
         *ret = s;
         s = (oci_state) {};
-        r = 0;
-out:
-        oci_state_done(&s);
-        if (root)
-                json_object_put(root);
-        if (tok)
-                json_tokener_free(tok);
-        if (r < 0 && ret_error)
-                *ret_error = err;
-        return r < 0 ? r : 0;
+        return 0;
 }
