@@ -327,7 +327,7 @@ static int run_admin(const char *prog, const args *a, int argc, char **argv) {
 /* An upcall from request-key: "KEY DESC" (id_resolver) or "dns KEY". Every path ends the
  * request, even with bad arguments when the key serial is there. */
 static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
-        int optind = a->optind;
+        int first = a->optind; /* KEY DESC, or "dns" KEY */
         int r;
 
         /* Upcalls: requester discovery opens /proc/keys as nobody (CAP_SETUID, dropped right
@@ -343,19 +343,19 @@ static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
         if (r < 0)
                 logmsg(LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 
-        if (strcmp(argv[optind], "dns") == 0) {
-                if (a->usage_error || argc - optind != 2) {
+        if (strcmp(argv[first], "dns") == 0) {
+                if (a->usage_error || argc - first != 2) {
                         logmsg(LOG_ERR, "dns: bad arguments; expected \"dns <key serial>\" "
                                "(request-key rule: \"%s dns %%k\")", prog);
                         key_serial_t k;
-                        if (argc - optind >= 2 && parse_key_serial(argv[optind + 1], &k) >= 0)
+                        if (argc - first >= 2 && parse_key_serial(argv[first + 1], &k) >= 0)
                                 key_reject(k, 1, EKEYREJECTED);
                         return 2;
                 }
-                return upcall_exit(dns_upcall(&a->o, argv[optind + 1]));
+                return upcall_exit(dns_upcall(&a->o, argv[first + 1]));
         }
 
-        if (a->usage_error || a->bad_timeout || argc - optind != 2) {
+        if (a->usage_error || a->bad_timeout || argc - first != 2) {
                 key_serial_t k;
                 if (a->bad_timeout)
                         logmsg(LOG_ERR, "invalid timeout \"%s\": expected seconds 0..2147483647",
@@ -366,11 +366,11 @@ static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
                         logmsg(LOG_ERR, "Bad arg count. Check /etc/request-key.conf: expected "
                                "\"%s [-v] [-t timeout] %%k %%d\"", prog);
                 /* Still end the request when the key serial is there. */
-                if (argc - optind >= 1 && parse_key_serial(argv[optind], &k) >= 0)
+                if (argc - first >= 1 && parse_key_serial(argv[first], &k) >= 0)
                         key_reject(k, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
                 return 2;
         }
-        return upcall_exit(idmap_upcall(&a->o, argv[optind], argv[optind + 1]));
+        return upcall_exit(idmap_upcall(&a->o, argv[first], argv[first + 1]));
 }
 
 int main(int argc, char **argv) {

@@ -223,13 +223,13 @@ void dm_nss_lookup(dm_nss_agent *ag, const nsid_proc *proc, const dm_query *q,
                 return;
         }
         *via_lib = rp.via_libnfsidmap;
+        _Static_assert(sizeof(a->name) >= sizeof(rp.name), "name fits");
         switch (rp.kind) {
         case NSS_REPLY_ID:
                 a->id = rp.id;
                 a->error = 0;
                 break;
         case NSS_REPLY_NAME:
-                _Static_assert(sizeof(a->name) >= sizeof(rp.name), "name fits");
                 memcpy(a->name, rp.name, sizeof(rp.name));
                 a->error = 0;
                 break;

@@ -36,6 +36,7 @@ void log_handler(int priority, const char *message, void *userdata) {
                 to_syslog(priority, message);
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vreport(int priority, const char *fmt, va_list ap) {
         char buf[1024];
         vsnprintf(buf, sizeof(buf), fmt, ap);
