@@ -20,6 +20,7 @@
 
 #include <nsid/nfsdclients.h>
 
+#include "macro.h"
 #include "watch.h"
 
 #define INSTANCE "nsid-watch"
@@ -52,6 +53,10 @@ typedef struct watcher {
         int clients_fd;
         bool base_known;
         uint32_t base; /* the directory of a record is its cl_id - base */
+        /* the tracing set-up, undone by watcher_done() */
+        struct tracefs_instance *inst;
+        struct tep_handle *tep;
+        int pipe_fd; /* the instance's trace_pipe, polled */
 } watcher;
 
 static double clock_s(clockid_t c) {
@@ -234,73 +239,75 @@ static int setup(struct tracefs_instance *inst, const char **ret_error) {
         return 0;
 }
 
-int watch_server(const watch_options *o, watch_stats *ret_stats, const char **ret_error) {
-        static const char *const systems[] = { "nfsd", NULL };
-        struct tracefs_instance *inst = NULL;
-        struct tep_handle *tep = NULL;
-        watcher w = { .o = o, .clients_fd = -1 };
-        double t0, end = 0;
-        int pfd = -1, r;
+/* Tracing off, the instance removed (its trace_pipe closed first), the rest freed. */
+static void watcher_done(watcher *w) {
+        if (w->inst) {
+                (void) tracefs_instance_file_write(w->inst, "tracing_on", "0");
+                (void) tracefs_event_disable(w->inst, NULL, NULL);
+                w->pipe_fd = safe_close(w->pipe_fd);
+                (void) tracefs_instance_destroy(w->inst);
+                tracefs_instance_free(w->inst);
+        }
+        w->pipe_fd = safe_close(w->pipe_fd);
+        w->clients_fd = safe_close(w->clients_fd);
+        tep_free(w->tep);
+        nsid_nfsd_takeovers_free(w->t);
+}
 
-        *ret_error = NULL;
-        r = nsid_nfsd_takeovers_new(&w.t);
-        if (r < 0) {
-                *ret_error = "out of memory";
-                return r;
-        }
-        if (!tracefs_tracing_dir()) {
-                *ret_error = "tracefs is not mounted and cannot be (mount -t tracefs nodev "
-                             "/sys/kernel/tracing; root needed)";
-                r = -ENOENT;
-                goto out;
-        }
-        inst = tracefs_instance_create(INSTANCE);
-        if (!inst) {
-                *ret_error = "cannot make the tracefs instance " INSTANCE " (root needed)";
-                r = errno ? -errno : -EIO;
-                goto out;
-        }
-        r = setup(inst, ret_error);
+/* r, with why for the caller */
+static int refuse(const char **ret_error, const char *why, int r) {
+        *ret_error = why;
+        return r;
+}
+
+/* The tracing set up in an instance of its own, the records there now learnt, then every
+ * batch of events until the duration ends or *o->stop is set. */
+static int watch_run(watcher *w, const char **ret_error) {
+        static const char *const systems[] = { "nfsd", NULL };
+        const watch_options *o = w->o;
+        double t0, end = 0;
+        int r;
+
+        r = nsid_nfsd_takeovers_new(&w->t);
         if (r < 0)
-                goto out;
-        tep = tracefs_local_events_system(NULL, (const char **) systems);
-        if (!tep) {
-                *ret_error = "cannot read the nfsd events' formats from tracefs";
-                r = -EIO;
-                goto out;
-        }
+                return refuse(ret_error, "out of memory", r);
+        if (!tracefs_tracing_dir())
+                return refuse(ret_error, "tracefs is not mounted and cannot be (mount -t tracefs "
+                              "nodev /sys/kernel/tracing; root needed)", -ENOENT);
+        w->inst = tracefs_instance_create(INSTANCE);
+        if (!w->inst)
+                return refuse(ret_error, "cannot make the tracefs instance " INSTANCE
+                              " (root needed)", errno ? -errno : -EIO);
+        r = setup(w->inst, ret_error);
+        if (r < 0)
+                return r;
+        w->tep = tracefs_local_events_system(NULL, (const char **) systems);
+        if (!w->tep)
+                return refuse(ret_error, "cannot read the nfsd events' formats from tracefs", -EIO);
         for (size_t k = 0; k < N_EVENTS; k++) {
-                struct tep_event *e = tep_find_event_by_name(tep, "nfsd", events[k].name);
-                w.ids[k] = e ? e->id : -1;
+                struct tep_event *e = tep_find_event_by_name(w->tep, "nfsd", events[k].name);
+                w->ids[k] = e ? e->id : -1;
         }
-        w.clients_fd = open(o->nfsd_clients, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (w.clients_fd < 0) {
-                *ret_error = "cannot open the NFS server's clients directory (nfsd not "
-                             "started, or the nfsd filesystem not mounted on /proc/fs/nfsd)";
-                r = -errno;
-                goto out;
-        }
-        pfd = tracefs_instance_file_open(inst, "trace_pipe", O_RDONLY | O_NONBLOCK);
-        if (pfd < 0) {
-                *ret_error = "cannot open the instance's trace_pipe";
-                r = -EIO;
-                goto out;
-        }
-        if (tracefs_instance_file_write(inst, "tracing_on", "1") < 0) {
-                *ret_error = "cannot turn tracing on in the instance";
-                r = -EIO;
-                goto out;
-        }
+        w->clients_fd = open(o->nfsd_clients, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (w->clients_fd < 0)
+                return refuse(ret_error, "cannot open the NFS server's clients directory (nfsd "
+                              "not started, or the nfsd filesystem not mounted on "
+                              "/proc/fs/nfsd)", -errno);
+        w->pipe_fd = tracefs_instance_file_open(w->inst, "trace_pipe", O_RDONLY | O_NONBLOCK);
+        if (w->pipe_fd < 0)
+                return refuse(ret_error, "cannot open the instance's trace_pipe", -EIO);
+        if (tracefs_instance_file_write(w->inst, "tracing_on", "1") < 0)
+                return refuse(ret_error, "cannot turn tracing on in the instance", -EIO);
         /* the records there now, after tracing started: nothing falls between the two */
-        w.wall_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
-        scan_clients(&w);
+        w->wall_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
+        scan_clients(w);
         if (o->on_ready)
                 o->on_ready(o->userdata);
         t0 = clock_s(CLOCK_MONOTONIC);
         if (o->duration_s > 0)
                 end = t0 + o->duration_s;
         for (;;) {
-                struct pollfd p = { .fd = pfd, .events = POLLIN };
+                struct pollfd p = { .fd = w->pipe_fd, .events = POLLIN };
                 bool last = (o->stop && *o->stop) || (end > 0 && clock_s(CLOCK_MONOTONIC) >= end);
                 int ms = 1000;
 
@@ -309,34 +316,22 @@ int watch_server(const watch_options *o, watch_stats *ret_stats, const char **re
                                 ms = (int) ((end - clock_s(CLOCK_MONOTONIC)) * 1000) + 1;
                         (void) poll(&p, 1, ms);
                 }
-                if (tracefs_iterate_raw_events(tep, inst, NULL, 0, on_event, &w) < 0 && !last) {
-                        *ret_error = "cannot read the instance's trace buffers";
-                        r = -EIO;
-                        goto out;
-                }
-                w.st.untracked = nsid_nfsd_takeovers_get_untracked(w.t);
+                if (tracefs_iterate_raw_events(w->tep, w->inst, NULL, 0, on_event, w) < 0 && !last)
+                        return refuse(ret_error, "cannot read the instance's trace buffers", -EIO);
+                w->st.untracked = nsid_nfsd_takeovers_get_untracked(w->t);
                 if (o->on_batch)
-                        o->on_batch(&w.st, o->userdata);
+                        o->on_batch(&w->st, o->userdata);
                 if (last)
-                        break;
+                        return 0;
         }
-        r = 0;
-out:
-        if (inst) {
-                (void) tracefs_instance_file_write(inst, "tracing_on", "0");
-                (void) tracefs_event_disable(inst, NULL, NULL);
-                if (pfd >= 0)
-                        close(pfd);
-                pfd = -1;
-                (void) tracefs_instance_destroy(inst);
-                tracefs_instance_free(inst);
-        }
-        if (pfd >= 0)
-                close(pfd);
-        if (w.clients_fd >= 0)
-                close(w.clients_fd);
-        tep_free(tep);
-        nsid_nfsd_takeovers_free(w.t);
+}
+
+int watch_server(const watch_options *o, watch_stats *ret_stats, const char **ret_error) {
+        _cleanup_(watcher_done) watcher w = { .o = o, .clients_fd = -EBADF, .pipe_fd = -EBADF };
+        int r;
+
+        *ret_error = NULL;
+        r = watch_run(&w, ret_error);
         if (ret_stats)
                 *ret_stats = w.st;
         return r;
