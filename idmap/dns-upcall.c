@@ -53,9 +53,8 @@ static void gai_callback(void *arg, int status, int timeouts, struct ares_addrin
         l->done = true;
         l->status = status;
         l->ttl = UINT32_MAX;
-        if (status != ARES_SUCCESS || !res)
-                goto out;
-        for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
+        for (struct ares_addrinfo_node *n = status == ARES_SUCCESS && res ? res->nodes : NULL; n;
+             n = n->ai_next) {
                 nsid_resolv_addr a = { .family = n->ai_family };
                 if (n->ai_family == AF_INET && n->ai_addrlen >= sizeof(struct sockaddr_in))
                         memcpy(a.addr, &((struct sockaddr_in *) n->ai_addr)->sin_addr, 4);
@@ -68,7 +67,6 @@ static void gai_callback(void *arg, int status, int timeouts, struct ares_addrin
                 if (n->ai_ttl >= 0 && (unsigned) n->ai_ttl < l->ttl)
                         l->ttl = (unsigned) n->ai_ttl;
         }
-out:
         if (res)
                 ares_freeaddrinfo(res);
 }

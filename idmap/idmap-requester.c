@@ -28,8 +28,11 @@
 #include "nsid-idmap.h"
 #define LAZY_WANT_NFSIDMAP
 #include "lazylib.h"
+#include "macro.h"
 
 #define NOBODY_ID 65534u
+
+DEFINE_UNREF_CLEANUP(nsid_userdb, nsid_userdb_unref)
 
 
 /* The requester's own answer: its /etc/passwd, /etc/group and /etc/idmapd.conf, read never
@@ -78,8 +81,9 @@ static void report_creds(int fd) {
 static int requester_worker(int fd, void *userdata) {
         const rq_job *job = userdata;
         const nsid_idmap_keydesc *kd = job->kd;
-        nsid_userdb *db = NULL;
-        char *conf = NULL, *domain = NULL, *nobody = NULL, *passwd = NULL, *group = NULL;
+        _cleanup_(nsid_userdb_unrefp) nsid_userdb *db = NULL;
+        _cleanup_free_ char *conf = NULL, *domain = NULL, *nobody = NULL, *passwd = NULL,
+                            *group = NULL;
         size_t conf_size = 0, passwd_size = 0, group_size = 0;
         bool baddomain = false;
         int rootfd, r, cr;
@@ -110,13 +114,13 @@ static int requester_worker(int fd, void *userdata) {
                 r = d;
         if (r < 0) {
                 dprintf(fd, "err=%d\nstage=load\n", -r);
-                goto out;
+                return 0;
         }
         r = nsid_userdb_parse(passwd, passwd_size, group, group_size, &db);
         report_creds(fd);
         if (r < 0) {
                 dprintf(fd, "err=%d\nstage=load\n", -r);
-                goto out;
+                return 0;
         }
         if (cr >= 0 && nsid_nfsconf_get(conf, conf_size, "General", "Domain", &domain) >= 0 &&
             !nsid_dns_name_valid(domain, strlen(domain))) {
@@ -175,13 +179,6 @@ static int requester_worker(int fd, void *userdata) {
                 dprintf(fd, "err=%d\nstage=lookup\n", EINVAL);
                 break;
         }
-out:
-        free(nobody);
-        free(domain);
-        free(conf);
-        free(passwd);
-        free(group);
-        nsid_userdb_unref(db);
         return 0;
 }
 

@@ -145,6 +145,13 @@ static void answer_from_daemon(const fastpath_answer *fa, answer *ret) {
                 memcpy(ret->name, fa->name, strlen(fa->name) + 1);
 }
 
+/* A key that is not what the helper answers, or a description that is not the key's:
+ * rejected as such, and the lookup is over. */
+static int invalid(lookup *l) {
+        key_reject(l->key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
+        return -1;
+}
+
 /* The key read and checked: its type, its description (the argument request-key passed must
  * be the key's own), the test prefix, what it asks. 0, or -1 with the key rejected or
  * unusable (l->status says which). */
@@ -182,14 +189,14 @@ static int lookup_begin(lookup *l, const char *serial_s, const char *desc_arg) {
             memcmp(kdesc.type, want_type, kdesc.type_len) != 0) {
                 logmsg(LOG_ERR, "key %d: rejected: type is not %s (\"%s\")", l->key, want_type,
                        log_escape(d, strlen(d), l->esc, sizeof(l->esc)));
-                goto invalid;
+                return invalid(l);
         }
         if (strlen(desc_arg) != kdesc.description_len ||
             memcmp(desc_arg, kdesc.description, kdesc.description_len) != 0) {
                 logmsg(LOG_ERR, "key %d: rejected: description argument \"%s\" is not the "
                        "key's", l->key, log_escape(desc_arg, strlen(desc_arg), l->esc,
                                                    sizeof(l->esc)));
-                goto invalid;
+                return invalid(l);
         }
         l->desc = kdesc.description;
         l->desc_len = kdesc.description_len;
@@ -198,7 +205,7 @@ static int lookup_begin(lookup *l, const char *serial_s, const char *desc_arg) {
                 if (l->desc_len < pl || memcmp(l->desc, o->test_prefix, pl) != 0) {
                         logmsg(LOG_ERR, "key %d: rejected: test mode and the description "
                                "lacks the prefix", l->key);
-                        goto invalid;
+                        return invalid(l);
                 }
                 l->desc += pl;
                 l->desc_len -= pl;
@@ -213,13 +220,9 @@ static int lookup_begin(lookup *l, const char *serial_s, const char *desc_arg) {
                                           : "expected uid:NAME, gid:NAME, user:ID or group:ID "
                                             "with a name without ':', '@@' or control "
                                             "characters, or a decimal id below 4294967295");
-                goto invalid;
+                return invalid(l);
         }
         return 0;
-
-invalid:
-        key_reject(l->key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
-        return -1;
 }
 
 /* nsid.conf's policy and what the kernel does: the plan */
