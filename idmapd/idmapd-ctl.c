@@ -140,13 +140,13 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl)
                         snprintf(v, sizeof(v), "%u", a->id);
                 else
                         snprintf(v, sizeof(v), "%s", a->name);
-                if (nsid_qword_escape(v, strlen(v), esc, sizeof(esc)) < 0) {
+                if (nsid_qword_escape(v, strlen(v), esc, sizeof(esc)) < 0)
                         reply_error(c, EINVAL, "unprintable answer");
-                        goto more;
+                else {
+                        n = snprintf(line, sizeof(line), "ok %s %u %s\n", esc, ttl,
+                                     cached ? "cache" : "resolved");
+                        reply(c, line, (size_t) n);
                 }
-                n = snprintf(line, sizeof(line), "ok %s %u %s\n", esc, ttl,
-                             cached ? "cache" : "resolved");
-                reply(c, line, (size_t) n);
         } else if (a->error == -ENOENT) {
                 n = snprintf(line, sizeof(line), "negative %u\n", ttl ? ttl : dm.cfg.negative_ttl);
                 reply(c, line, (size_t) n);
@@ -154,7 +154,6 @@ void dm_ctl_answer(dm_pending *p, const dm_answer *a, bool cached, uint32_t ttl)
                 reply_error(c, a->error, a->error == -ETIMEDOUT
                                                  ? "the namespace's resolver did not answer in time"
                                                  : strerror(-a->error));
-more:
         /* An answer that came later (from a resolver, or a deadline) resumes the lines
          * already received, but not from here: the caller is in the middle of its own work
          * on a namespace (dm_result_ready(), dm_pending_expire(), ns_free()) that a next

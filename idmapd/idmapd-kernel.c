@@ -521,19 +521,19 @@ void dm_pipe_answer(dm_pending *pd, const dm_answer *a, bool cached, uint32_t tt
                 r = nsid_idmap_msg_build_reply(&pd->pipe_req, a->id, a->name, &m);
         else
                 r = -EINVAL;
-        if (r < 0 && nsid_idmap_msg_build_failure(&pd->pipe_req, NSID_IDMAP_STATUS_LOOKUPFAIL,
-                                                  &m) < 0)
-                goto done;
-        if (write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
+        /* the answer, or the failure the kernel takes for it (none: the pipe is only made
+         * ready again) */
+        bool have_msg = r >= 0 || nsid_idmap_msg_build_failure(&pd->pipe_req,
+                                                              NSID_IDMAP_STATUS_LOOKUPFAIL, &m) >= 0;
+        if (have_msg && write(p->fd, &m, sizeof(m)) != (ssize_t) sizeof(m))
                 dm_log(LOG_INFO, p->ns, "%s/idmap: downcall refused: %s (the upcall may have "
                        "timed out)", p->clnt, strerror(errno));
-        else if (r >= 0 && dm_keys_isolation_needed()) {
+        else if (have_msg && r >= 0 && dm_keys_isolation_needed()) {
                 /* the key the kernel asked about (an owner refused was asked as another) */
                 dm_query iq;
                 query_from_pipe(&pd->pipe_req, pd->q.view, &iq);
                 dm_keys_schedule_invalidate(p->ns, &iq);
         }
-done:
         p->busy = false;
         if (p->masked) {
                 p->masked = false;

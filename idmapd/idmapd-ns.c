@@ -137,6 +137,15 @@ static void recheck_host_context(dm_ns *ns) {
                dropped);
 }
 
+/* A request that could not be queued: answered with the error now. */
+static int request_failed(dm_ns *ns, dm_pending *t, int64_t now, int r) {
+        dm_answer a = { .error = r };
+
+        pending_complete(t, &a, false, 0);
+        dm_stats_record(ns, now, r);
+        return r;
+}
+
 int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl) {
         dm_pending t = *tmpl;
         dm_answer a;
@@ -165,32 +174,23 @@ int dm_request(dm_ns *ns, const dm_query *q, const dm_pending *tmpl) {
                 dm_stats_record(ns, now, a.error);
                 return 1;
         }
-        if (!ns->resolver && !(ns->resolver = dm_resolver_new(ns))) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!ns->resolver && !(ns->resolver = dm_resolver_new(ns)))
+                return request_failed(ns, &t, now, -ENOMEM);
         ns->resolver_used_us = now;
         dm_pending *p = malloc(sizeof(*p));
-        if (!p) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!p)
+                return request_failed(ns, &t, now, -ENOMEM);
         *p = t;
         p->seq = ++next_seq;
         p->deadline_us = now + (int64_t) dm.cfg.request_timeout_ms * 1000;
         r = dm_resolver_submit(ns->resolver, p->seq, q);
         if (r < 0) {
                 free(p);
-                goto fail;
+                return request_failed(ns, &t, now, r);
         }
         p->next = ns->pending;
         ns->pending = p;
         return 0;
-fail:
-        a = (dm_answer) { .error = r };
-        pending_complete(&t, &a, false, 0);
-        dm_stats_record(ns, now, r);
-        return r;
 }
 
 static dm_pending *pending_take(dm_ns *ns, uint64_t seq) {

@@ -16,6 +16,7 @@
 
 #include "idmapd-nss.h"
 #include "idmapd-resolve.h"
+#include "macro.h"
 #include "nss-text.h"
 
 #ifndef NSID_LIBEXEC_DIR
@@ -55,17 +56,18 @@ static int open_agent(const char *path, char *err, size_t errlen) {
 
 int dm_nss_init(const char *path, char *err, size_t errlen) {
         struct stat st;
-        int in = open_agent(path, err, errlen), r = 0;
+        _cleanup_close_ int in = open_agent(path, err, errlen);
+        int r;
         if (in < 0)
                 return in;
-        int mfd = memfd_create(AGENT_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        _cleanup_close_ int mfd = memfd_create(AGENT_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (mfd < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
             (uint64_t) st.st_size > AGENT_MAX) {
                 r = mfd < 0 || errno ? -errno : -EINVAL;
                 if (r == 0)
                         r = -EINVAL;
                 snprintf(err, errlen, "%s: not a program nsid can copy", AGENT_NAME);
-                goto out;
+                return r;
         }
         /* (copy_file_range() gives EXDEV into a memfd before 5.19) */
         for (off_t off = 0; off < st.st_size;) {
@@ -76,7 +78,7 @@ int dm_nss_init(const char *path, char *err, size_t errlen) {
                 if (n <= 0) {
                         r = n < 0 ? -errno : -EIO;
                         snprintf(err, errlen, "copying %s: %s", AGENT_NAME, strerror(-r));
-                        goto out;
+                        return r;
                 }
                 off += n;
         }
@@ -84,15 +86,10 @@ int dm_nss_init(const char *path, char *err, size_t errlen) {
             fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
                 r = -errno;
                 snprintf(err, errlen, "sealing the copy of %s: %s", AGENT_NAME, strerror(-r));
-                goto out;
+                return r;
         }
-        agent_fd = mfd;
-        mfd = -1;
-out:
-        if (mfd >= 0)
-                (void) close(mfd);
-        (void) close(in);
-        return r;
+        agent_fd = TAKE_FD(mfd);
+        return 0;
 }
 
 bool dm_nss_available(void) {

@@ -35,6 +35,7 @@
 #include <nsid/resolv.h>
 
 #include "idmapd.h"
+#include "macro.h"
 #include "paths.h"
 #include "idmapd-resolve.h"
 #include "idmapd-load.h"
@@ -467,21 +468,24 @@ static void answer_from_db(dm_resolver *r, const dm_query *q, dm_answer *a) {
 
 /* ---- the netns's NFS client identifier, as `nsid-uniquifier reconcile` sets it ---- */
 
-static void set_identifier(dm_resolver *r) {
+DEFINE_UNREF_CLEANUP(nsid_registry, nsid_registry_unref)
+DEFINE_UNREF_CLEANUP(nsid_identity, nsid_identity_unref)
+
+/* The namespace's NFS identity derived (and recorded) and written to its client; what
+ * happened, as the status line shows it, into text. Called with identifier_lock held. */
+static void derive_and_set(dm_resolver *r, char *text, size_t size) {
         uint8_t secret[NSID_ID128_SIZE];
-        nsid_registry *reg = NULL;
-        nsid_identity *id = NULL;
-        char *prev = NULL;
-        dm_result res = { .kind = DM_RESULT_IDENTIFIER, .ns_id = r->ns_id };
+        _cleanup_(nsid_registry_unrefp) nsid_registry *reg = NULL;
+        _cleanup_(nsid_identity_unrefp) nsid_identity *id = NULL;
+        _cleanup_free_ char *prev = NULL;
+        char regpath[300];
         int e;
 
-        pthread_mutex_lock(&identifier_lock);
-        char regpath[300];
         (void) paths_registry(NULL, dm.cfg.state_dir, regpath, sizeof(regpath));
         e = nsid_host_secret_load(NULL, dm.cfg.state_dir, secret, NULL);
         if (e < 0) {
-                snprintf(res.text, sizeof(res.text), "failed: host secret: %s", strerror(-e));
-                goto out;
+                snprintf(text, size, "failed: host secret: %s", strerror(-e));
+                return;
         }
         if (nsid_registry_open(regpath, 0, &reg) < 0)
                 reg = NULL;
@@ -489,8 +493,8 @@ static void set_identifier(dm_resolver *r) {
                                  NSID_KEY_AUTO, NULL, 0, &id);
         explicit_bzero(secret, sizeof(secret));
         if (e < 0) {
-                snprintf(res.text, sizeof(res.text), "failed: %s", strerror(-e));
-                goto out;
+                snprintf(text, size, "failed: %s", strerror(-e));
+                return;
         }
         nsid_ns_id nid = r->ns_id;
         const char *replaceable = nsid_netns_has_nfs_mounts(&nid) > 0 ? NULL
@@ -498,23 +502,26 @@ static void set_identifier(dm_resolver *r) {
         e = nsid_nfs_client_set_identifier(r->netns, nsid_identity_get_string(id), replaceable,
                                            0, (int) dm.cfg.request_timeout_ms * 2, &prev);
         if (e == 1)
-                snprintf(res.text, sizeof(res.text), "set %s (%s)", nsid_identity_get_string(id),
+                snprintf(text, size, "set %s (%s)", nsid_identity_get_string(id),
                          nsid_key_source_to_string(nsid_identity_get_source(id)));
         else if (e == 0)
-                snprintf(res.text, sizeof(res.text), "already set");
+                snprintf(text, size, "already set");
         else if (e == -EEXIST)
-                snprintf(res.text, sizeof(res.text), "set by someone else (%.40s)", prev ? prev : "");
+                snprintf(text, size, "set by someone else (%.40s)", prev ? prev : "");
         else if (e == -ENOENT)
-                snprintf(res.text, sizeof(res.text), "no nfs client (module not loaded)");
+                snprintf(text, size, "no nfs client (module not loaded)");
         else
-                snprintf(res.text, sizeof(res.text), "failed: %s", strerror(-e));
+                snprintf(text, size, "failed: %s", strerror(-e));
         if (e < 0 && e != -ENOENT && reg)
                 (void) nsid_identity_forget(id, reg);
-out:
+}
+
+static void set_identifier(dm_resolver *r) {
+        dm_result res = { .kind = DM_RESULT_IDENTIFIER, .ns_id = r->ns_id };
+
+        pthread_mutex_lock(&identifier_lock);
+        derive_and_set(r, res.text, sizeof(res.text));
         pthread_mutex_unlock(&identifier_lock);
-        free(prev);
-        nsid_identity_unref(id);
-        nsid_registry_unref(reg);
         post(&res);
 }
 
