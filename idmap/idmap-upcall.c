@@ -30,7 +30,6 @@
 #include "macro.h"
 #include "nsid-idmap.h"
 
-
 /* Configuration of the opt-in policy, from /etc/nsid.conf [idmap]. The timeout of answers
  * that differ from the host's is short (the cache is global) but not shorter than 2 s: the
  * kernel checks the key once the helper has been reaped, and the NFS client reads it right
@@ -38,12 +37,11 @@
 typedef struct policy {
         bool requester_context;
         bool requester_context_set; /* nsid.conf says yes or no */
-        bool per_ns_keys; /* the kernel caches each network namespace's answers apart */
         unsigned differing_timeout; /* timeout of answers that differ from the host's */
 } policy;
 
 static void load_policy(const idmap_opts *o, policy *ret) {
-        policy p = { .requester_context = false, .differing_timeout = 5 };
+        policy p = { .differing_timeout = 5 };
         char small[4096]; /* nsid.conf is that small, usually: read without an allocation */
         char *text = NULL, *heap = NULL, *v = NULL;
         size_t size = 0;
@@ -153,8 +151,8 @@ static int invalid(lookup *l) {
 }
 
 /* The key read and checked: its type, its description (the argument request-key passed must
- * be the key's own), the test prefix, what it asks. 0, or -1 with the key rejected or
- * unusable (l->status says which). */
+ * be the key's own), the test prefix, what it asks. 0, or -1: the key rejected, or no key
+ * to reject (an unusable serial). */
 static int lookup_begin(lookup *l, const char *serial_s, const char *desc_arg) {
         const idmap_opts *o = l->o;
         const char *want_type = o->test_prefix ? "user" : "id_resolver";
@@ -181,8 +179,7 @@ static int lookup_begin(lookup *l, const char *serial_s, const char *desc_arg) {
         }
         if (!d) {
                 logmsg(LOG_ERR, "key %d: cannot describe it: %s", l->key, strerror(-r));
-                key_reject(l->key, IDMAP_NEGATIVE_TIMEOUT, EKEYREJECTED);
-                return -1;
+                return invalid(l);
         }
         r = nsid_key_describe_parse(d, strlen(d), &kdesc);
         if (r < 0 || kdesc.type_len != strlen(want_type) ||

@@ -126,7 +126,7 @@ typedef struct args {
         bool help, version, quiet;
         bool usage_error;
         char bad_option[160]; /* what usage_error is about, when an option's value */
-        int optind;           /* the first operand */
+        int first;            /* the first operand (argv index) */
 } args;
 
 static void args_bad(args *a, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -185,11 +185,11 @@ static void parse_argv(int argc, char **argv, args *a) {
          * Anything else goes through getopt_long(). */
         if (argc == 5 && strcmp(argv[1], "-t") == 0 && !is_option(argv[3])) {
                 set_timeout(&a->o, argv[2], &a->bad_timeout);
-                a->optind = 3;
+                a->first = 3;
                 return;
         }
         if (argc == 3 && !is_option(argv[1])) {
-                a->optind = 1;
+                a->first = 1;
                 return;
         }
         while ((c = getopt_long(argc, argv, "vqt:cdlu:g:r:h", longopts, NULL)) != -1) {
@@ -279,7 +279,7 @@ static void parse_argv(int argc, char **argv, args *a) {
                         break;
                 }
         }
-        a->optind = optind;
+        a->first = optind;
         if (requester_test_pid_file && !a->o.test_prefix)
                 a->usage_error = true; /* a test seam only in test mode */
 }
@@ -298,9 +298,9 @@ static int run_admin(const char *prog, const args *a, int argc, char **argv) {
                          "0..2147483647", a->bad_timeout);
         else if (a->bad_option[0])
                 snprintf(why, sizeof(why), "invalid %s", a->bad_option);
-        else if (a->optind != argc)
+        else if (a->first != argc)
                 snprintf(why, sizeof(why), "unexpected argument \"%.64s\" with -c, -d, -l, -u, "
-                         "-g or -r", argv[a->optind]);
+                         "-g or -r", argv[a->first]);
         else if ((a->clear + a->domain + a->list + (a->name != NULL)) != 1)
                 snprintf(why, sizeof(why), "one of -c, -d, -l, -u, -g, -r at a time");
         else if (a->o.json && !a->list && !a->domain)
@@ -327,7 +327,7 @@ static int run_admin(const char *prog, const args *a, int argc, char **argv) {
 /* An upcall from request-key: "KEY DESC" (id_resolver) or "dns KEY". Every path ends the
  * request, even with bad arguments when the key serial is there. */
 static int run_upcall(const char *prog, const args *a, int argc, char **argv) {
-        int first = a->optind; /* KEY DESC, or "dns" KEY */
+        int first = a->first; /* KEY DESC, or "dns" KEY */
         int r;
 
         /* Upcalls: requester discovery opens /proc/keys as nobody (CAP_SETUID, dropped right
@@ -413,7 +413,7 @@ int main(int argc, char **argv) {
         if (admin)
                 return run_admin(prog, &a, argc, argv);
         /* Not an upcall either: the kernel always passes a key (and its description) */
-        if (a.optind == argc)
+        if (a.first == argc)
                 return usage_fail(prog, a.usage_error ? NULL : "expected KEY DESC (an upcall "
                                   "from request-key), \"dns KEY\", or one of -c, -d, -l, -u, -g, -r");
         if ((a.o.json || a.o.no_legend) && !a.usage_error) /* an upcall: its key is still rejected */

@@ -6,6 +6,8 @@
  * The library (libnsid) derives, records and writes; this program chooses what to do, prints
  * and picks exit codes. This file: the command line, privileges dropped, a subcommand run.
  */
+#include <sys/capability.h> /* cap_value_t, cap_to_name(): the kept set named */
+
 #include "uniquifier.h"
 
 uniquifier_args arg = {

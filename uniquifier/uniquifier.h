@@ -32,8 +32,6 @@
 #include <nsid/ns.h>
 #include <nsid/registry.h>
 
-#include <sys/capability.h> /* cap_value_t, cap_to_name() */
-
 #include "caps.h"
 #include "json-envelope.h"
 #include "std-fds.h"
